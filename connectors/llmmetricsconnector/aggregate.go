@@ -1,0 +1,390 @@
+package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector"
+
+import (
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+)
+
+// Operation categories: the latest conventions name the duration metric by
+// operation family. Under v1.41 every operation is catInference's set.
+const (
+	catInference = iota
+	catEmbeddings
+	catInvokeAgent
+	catExecuteTool
+	catInvokeWorkflow
+	catOther
+	numCategories
+)
+
+// representativeOp gives, per category, an operation whose metric set is the
+// category's.
+var representativeOp = [numCategories]string{
+	genai.OpChat, genai.OpEmbeddings, genai.OpInvokeAgent, genai.OpExecuteTool, genai.OpInvokeWorkflow, "",
+}
+
+func categoryOf(op string) int {
+	switch op {
+	case genai.OpChat, genai.OpTextCompletion, genai.OpGenerateContent:
+		return catInference
+	case genai.OpEmbeddings:
+		return catEmbeddings
+	case genai.OpInvokeAgent:
+		return catInvokeAgent
+	case genai.OpExecuteTool:
+		return catExecuteTool
+	case genai.OpInvokeWorkflow:
+		return catInvokeWorkflow
+	}
+	return catOther
+}
+
+// Request outcomes of llm.requests.
+const (
+	outcomeSuccess = iota // no error, and output tokens unknown or > 0
+	outcomeEmpty          // no error, zero output tokens
+	outcomeError          // error status or error.type set
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"success", "empty", "error"}
+
+// SLOs of llm.slo.violations.
+const (
+	sloTTFT = iota
+	sloTPOT
+	sloE2E
+	numSLOs
+)
+
+var sloNames = [numSLOs]string{"ttft", "tpot", "e2e"}
+
+// histSet holds the convention metrics of one series and category.
+type histSet struct {
+	duration, ttft, tpot, input, output *histogram
+
+	// Token counters of the latest target.
+	usage                                               bool
+	inTotal, outTotal, cacheRead, cacheWrite, reasoning int64
+}
+
+type evalCount struct {
+	name         string
+	below, total uint64
+}
+
+// series is the aggregation state of one attribute set.
+type series struct {
+	res      *resourceState
+	attrs    pcommon.Map
+	server   bool
+	overflow bool
+	hists    [numCategories]*histSet // server series use hists[0]
+
+	requests     [numOutcomes]uint64
+	outputTokens int64
+	goodput      uint64
+	sloMisses    [numSLOs]uint64
+	busy         float64 // seconds of request time since the last flush
+	evals        []evalCount
+
+	start    pcommon.Timestamp
+	lastSeen time.Time
+}
+
+// resourceState is a resource with only the configured attributes.
+type resourceState struct {
+	key    string
+	attrs  pcommon.Map
+	series int
+}
+
+// aggregator holds the bounded state. It is not safe for concurrent use; the
+// connector serializes access.
+type aggregator struct {
+	cfg       *Config
+	client    [numCategories]genai.ClientMetrics
+	server    genai.ServerMetrics
+	hf        histogramFactory
+	extras    []Dimension // configured dimensions, in spanFacts.extras order
+	slo       [numSLOs]float64
+	series    map[string]*series
+	resources map[string]*resourceState
+	keyBuf    []byte
+	counts    *batchCounts // of the batch being consumed
+}
+
+func newAggregator(cfg *Config, hf histogramFactory) *aggregator {
+	target, _ := genai.ParseTarget(cfg.Target)
+	a := &aggregator{
+		cfg:       cfg,
+		server:    genai.ServerMetricsFor(target),
+		hf:        hf,
+		extras:    cfg.Dimensions,
+		slo:       [numSLOs]float64{cfg.SLO.TTFT.Seconds(), cfg.SLO.TPOT.Seconds(), cfg.SLO.E2E.Seconds()},
+		series:    make(map[string]*series),
+		resources: make(map[string]*resourceState),
+		keyBuf:    make([]byte, 0, 256),
+	}
+	for c := range a.client {
+		a.client[c] = genai.ClientMetricsFor(target, representativeOp[c])
+	}
+	return a
+}
+
+const keySep = 0
+
+// record aggregates one span's facts; it reports whether the span went to an
+// overflow series and how many measurements it made.
+func (a *aggregator) record(resKey string, resAttrs pcommon.Map, f *spanFacts, now time.Time) (overflow bool, points int) {
+	k := append(a.keyBuf[:0], resKey...)
+	k = append(k, keySep)
+	if f.server {
+		k = append(k, 's')
+	} else {
+		k = append(k, 'c')
+	}
+	for _, d := range f.dims {
+		k = append(k, d...)
+		k = append(k, keySep)
+	}
+	for _, e := range f.extras {
+		k = append(k, e...)
+		k = append(k, keySep)
+	}
+	a.keyBuf = k
+	s, ok := a.series[string(k)]
+	if !ok {
+		if len(a.series) >= a.cfg.AggregationCardinalityLimit {
+			s = a.overflowSeries(resKey, f.server, now)
+			overflow = true
+		} else {
+			s = a.newSeries(string(k), resKey, resAttrs, f, now)
+		}
+	} else if s.overflow {
+		overflow = true
+	}
+	s.lastSeen = now
+	return overflow, a.observe(s, f)
+}
+
+func (a *aggregator) resource(resKey string, resAttrs pcommon.Map) *resourceState {
+	if r, ok := a.resources[resKey]; ok {
+		return r
+	}
+	r := &resourceState{key: resKey, attrs: pcommon.NewMap()}
+	for _, name := range a.cfg.ResourceAttributes {
+		if v, ok := resAttrs.Get(name); ok {
+			v.CopyTo(r.attrs.PutEmpty(name))
+		}
+	}
+	a.resources[resKey] = r
+	return r
+}
+
+func (a *aggregator) newSeries(key, resKey string, resAttrs pcommon.Map, f *spanFacts, now time.Time) *series {
+	s := &series{res: a.resource(resKey, resAttrs), attrs: pcommon.NewMap(), server: f.server, start: pcommon.NewTimestampFromTime(now)}
+	s.attrs.EnsureCapacity(len(builtinDimensions) + len(f.extras))
+	for i, v := range f.dims {
+		if v == "" {
+			continue
+		}
+		if i == dimServerPort {
+			if p, err := strconv.ParseInt(v, 10, 64); err == nil {
+				s.attrs.PutInt(builtinDimensions[i], p)
+				continue
+			}
+		}
+		s.attrs.PutStr(builtinDimensions[i], v)
+	}
+	for i, v := range f.extras {
+		switch {
+		case v != "":
+			s.attrs.PutStr(a.extras[i].Name, v)
+		case a.extras[i].Default != nil:
+			s.attrs.PutStr(a.extras[i].Name, *a.extras[i].Default)
+		}
+	}
+	s.res.series++
+	a.series[key] = s
+	return s
+}
+
+// overflowSeries returns the overflow series of the span's resource (or of the
+// attribute-less resource when the resource itself is new), creating it even
+// beyond the limit: there is at most one per resource and kind.
+func (a *aggregator) overflowSeries(resKey string, server bool, now time.Time) *series {
+	if _, ok := a.resources[resKey]; !ok {
+		resKey = ""
+	}
+	key := resKey + "\x00overflow"
+	if server {
+		key += "/server"
+	}
+	if s, ok := a.series[key]; ok {
+		return s
+	}
+	s := &series{res: a.resource(resKey, pcommon.NewMap()), attrs: pcommon.NewMap(), server: server, overflow: true, start: pcommon.NewTimestampFromTime(now)}
+	s.attrs.PutBool(genai.AttrMetricOverflow, true)
+	s.res.series++
+	a.series[key] = s
+	return s
+}
+
+func (s *series) histSet(cat int) *histSet {
+	hs := s.hists[cat]
+	if hs == nil {
+		hs = &histSet{}
+		s.hists[cat] = hs
+	}
+	return hs
+}
+
+func (a *aggregator) hist(h **histogram, bounds []float64, v float64) int {
+	if *h == nil {
+		*h = a.hf.new(bounds)
+	}
+	(*h).record(v)
+	return 1
+}
+
+// observe adds the span's measurements to s and returns how many it made.
+func (a *aggregator) observe(s *series, f *spanFacts) int {
+	n := 0
+	tpot, hasTPOT := 0.0, false
+	if f.hasTTFT && f.output.set && f.output.v > 1 && f.duration >= f.ttft {
+		tpot, hasTPOT = (f.duration-f.ttft)/float64(f.output.v-1), true
+	}
+	if s.server {
+		if a.cfg.ServerMetrics {
+			hs, d := s.histSet(0), &a.server
+			n += a.hist(&hs.duration, d.RequestDuration.Buckets, f.duration)
+			if !f.failed && f.hasTTFT {
+				n += a.hist(&hs.ttft, d.TimeToFirstToken.Buckets, f.ttft)
+			}
+			if !f.failed && hasTPOT {
+				n += a.hist(&hs.tpot, d.TimePerOutputToken.Buckets, tpot)
+			}
+		}
+	} else {
+		cat := categoryOf(f.dims[dimOperation])
+		hs, d := s.histSet(cat), &a.client[cat]
+		n += a.hist(&hs.duration, d.Duration.Buckets, f.duration)
+		if d.TimeToFirstChunk.Name != "" && f.hasTTFT {
+			n += a.hist(&hs.ttft, d.TimeToFirstChunk.Buckets, f.ttft)
+		}
+		if d.TimePerOutputChunk.Name != "" && hasTPOT {
+			n += a.hist(&hs.tpot, d.TimePerOutputChunk.Buckets, tpot)
+		}
+		if d.TokenUsage.Name != "" || d.InputTokens.Name != "" {
+			if f.input.set {
+				n += a.hist(&hs.input, genai.TokenBuckets, float64(f.input.v))
+			}
+		}
+		if d.TokenUsage.Name != "" || d.OutputTokens.Name != "" {
+			if f.output.set {
+				n += a.hist(&hs.output, genai.TokenBuckets, float64(f.output.v))
+			}
+		}
+		if d.InputTokensTotal.Name != "" {
+			// The latest conventions count failed calls and calls without
+			// usage too (as zero), so that the series exist.
+			hs.usage = true
+			hs.inTotal += f.input.v
+			hs.outTotal += f.output.v
+			hs.cacheRead += f.cacheRead.v
+			hs.cacheWrite += f.cacheWrite.v
+			hs.reasoning += f.reasoning.v
+			n += 5
+		}
+	}
+	if a.cfg.GoldenSignals {
+		n += a.golden(s, f, tpot, hasTPOT)
+	}
+	return n
+}
+
+func (a *aggregator) golden(s *series, f *spanFacts, tpot float64, hasTPOT bool) int {
+	n := 2 // requests, concurrency
+	outcome := outcomeSuccess
+	switch {
+	case f.failed:
+		outcome = outcomeError
+	case f.output.set && f.output.v == 0:
+		outcome = outcomeEmpty
+	}
+	s.requests[outcome]++
+	s.busy += f.duration
+	if outcome == outcomeSuccess {
+		s.outputTokens += f.output.v
+		n++
+		if a.cfg.SLO.enabled() {
+			ttft := f.duration // non-streaming: the first token arrives with the response
+			if f.hasTTFT {
+				ttft = f.ttft
+			}
+			miss := [numSLOs]bool{
+				a.slo[sloTTFT] > 0 && ttft > a.slo[sloTTFT],
+				a.slo[sloTPOT] > 0 && hasTPOT && tpot > a.slo[sloTPOT],
+				a.slo[sloE2E] > 0 && f.duration > a.slo[sloE2E],
+			}
+			good := true
+			for i, m := range miss {
+				if m {
+					s.sloMisses[i]++
+					good = false
+				}
+			}
+			if good {
+				s.goodput++
+			}
+			n++
+		}
+	}
+	if f.hasEval {
+		a.evaluation(s, f)
+		n++
+	}
+	return n
+}
+
+func (a *aggregator) evaluation(s *series, f *spanFacts) {
+	threshold := a.cfg.Evaluation.ScoreThreshold
+	if t, ok := a.cfg.Evaluation.Thresholds[f.evalName]; ok {
+		threshold = t
+	}
+	name := f.evalName
+	idx := -1
+	for i := range s.evals {
+		if s.evals[i].name == name {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		if len(s.evals) >= a.cfg.Evaluation.MaxNames {
+			a.counts.ignore(genai.AttrEvaluationName, reasonTooMany)
+			name = genai.ErrorTypeOther
+			for i := range s.evals {
+				if s.evals[i].name == name {
+					idx = i
+				}
+			}
+		}
+		if idx < 0 {
+			s.evals = append(s.evals, evalCount{name: name})
+			idx = len(s.evals) - 1
+		}
+	}
+	s.evals[idx].total++
+	if f.evalScore < threshold {
+		s.evals[idx].below++
+	}
+}
+
+// len is the number of series held.
+func (a *aggregator) len() int { return len(a.series) }

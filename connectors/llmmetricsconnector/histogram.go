@@ -1,0 +1,111 @@
+package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector"
+
+import (
+	"math"
+
+	"github.com/lightstep/go-expohisto/structure"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// histogram aggregates one series of one histogram metric, either over
+// explicit bucket boundaries or as a base-2 exponential histogram.
+type histogram struct {
+	bounds []float64 // explicit boundaries (shared, read-only); nil when exponential
+	counts []uint64  // len(bounds)+1, allocated on first record
+	expo   *structure.Histogram[float64]
+	count  uint64
+	sum    float64
+	min    float64
+	max    float64
+}
+
+// histogramFactory builds empty histograms of the configured representation.
+type histogramFactory struct {
+	exponential bool
+	expoCfg     structure.Config
+}
+
+func (hf histogramFactory) new(bounds []float64) *histogram {
+	if hf.exponential {
+		h := &histogram{expo: new(structure.Histogram[float64])}
+		h.expo.Init(hf.expoCfg)
+		return h
+	}
+	return &histogram{bounds: bounds}
+}
+
+func (h *histogram) record(v float64) {
+	if h.count == 0 || v < h.min {
+		h.min = v
+	}
+	if h.count == 0 || v > h.max {
+		h.max = v
+	}
+	h.count++
+	h.sum += v
+	if h.expo != nil {
+		h.expo.Update(v)
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]uint64, len(h.bounds)+1)
+	}
+	// Buckets are (bounds[i-1], bounds[i]]; the advised lists are short, so
+	// a linear scan beats a binary search.
+	i := 0
+	for i < len(h.bounds) && v > h.bounds[i] {
+		i++
+	}
+	h.counts[i]++
+}
+
+func (h *histogram) reset() {
+	h.count, h.sum, h.min, h.max = 0, 0, 0, 0
+	if h.expo != nil {
+		h.expo.Clear()
+		return
+	}
+	clear(h.counts)
+}
+
+// appendTo adds the histogram as a data point of m (which must be of the
+// matching type) and returns the attributes map to fill.
+func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pcommon.Map {
+	if h.expo != nil {
+		dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(start)
+		dp.SetTimestamp(now)
+		dp.SetCount(h.count)
+		dp.SetSum(h.sum)
+		dp.SetMin(h.min)
+		dp.SetMax(h.max)
+		dp.SetScale(h.expo.Scale())
+		dp.SetZeroCount(h.expo.ZeroCount())
+		pos := h.expo.Positive()
+		dp.Positive().SetOffset(pos.Offset())
+		bc := dp.Positive().BucketCounts()
+		bc.EnsureCapacity(int(pos.Len()))
+		for i := uint32(0); i < pos.Len(); i++ {
+			bc.Append(pos.At(i))
+		}
+		return dp.Attributes()
+	}
+	dp := m.Histogram().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(now)
+	dp.SetCount(h.count)
+	dp.SetSum(h.sum)
+	dp.SetMin(h.min)
+	dp.SetMax(h.max)
+	dp.ExplicitBounds().FromRaw(h.bounds)
+	if h.counts == nil {
+		dp.BucketCounts().FromRaw(make([]uint64, len(h.bounds)+1))
+	} else {
+		dp.BucketCounts().FromRaw(h.counts)
+	}
+	return dp.Attributes()
+}
+
+// finite reports whether v can be recorded.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

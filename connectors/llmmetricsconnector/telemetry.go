@@ -1,0 +1,118 @@
+package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector"
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector/internal/metadata"
+)
+
+// Outcomes of a span, as counted by otelcol_llm_metrics_spans.
+const (
+	spanRecorded = iota // aggregated into its own series
+	spanOverflow        // aggregated into the overflow series
+	spanNotGenAI        // no gen_ai.operation.name: not a GenAI span
+	spanInvalid         // end before start: refused
+	numSpanOutcomes
+)
+
+var spanOutcomeNames = [numSpanOutcomes]string{"recorded", "overflow", "not_genai", "invalid"}
+
+// Reasons an attribute value is ignored, as counted by otelcol_llm_metrics_ignored_values.
+const (
+	reasonWrongType = "wrong_type"
+	reasonNegative  = "negative"
+	reasonTooMany   = "too_many_evaluation_names"
+)
+
+// batchCounts accumulates, during one ConsumeTraces call, what is reported to
+// the component's own telemetry at its end (one Add per attribute set).
+type batchCounts struct {
+	spans       [numSpanOutcomes]int64
+	overflowPts int64
+	ignored     map[ignoredKey]int64
+}
+
+type ignoredKey struct{ attribute, reason string }
+
+func (b *batchCounts) ignore(attr, reason string) {
+	if b.ignored == nil {
+		b.ignored = make(map[ignoredKey]int64)
+	}
+	b.ignored[ignoredKey{attr, reason}]++
+}
+
+type telemetry struct {
+	spans         metric.Int64Counter
+	overflowPts   metric.Int64Counter
+	ignored       metric.Int64Counter
+	series        metric.Int64Gauge
+	expiredSeries metric.Int64Counter
+	flushes       metric.Int64Counter
+	lostPoints    metric.Int64Counter
+
+	spanAttrs [numSpanOutcomes]metric.MeasurementOption
+}
+
+func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+	m := set.MeterProvider.Meter(metadata.ScopeName)
+	t := &telemetry{}
+	var errs, err error
+	t.spans, err = m.Int64Counter("otelcol_llm_metrics_spans",
+		metric.WithDescription("Spans the connector looked at, by outcome (recorded, overflow, not_genai, invalid)."), metric.WithUnit("{span}"))
+	errs = errors.Join(errs, err)
+	t.overflowPts, err = m.Int64Counter("otelcol_llm_metrics_overflow_points",
+		metric.WithDescription("Measurements aggregated into an overflow series (otel.metric.overflow=true) because aggregation_cardinality_limit was reached."), metric.WithUnit("{point}"))
+	errs = errors.Join(errs, err)
+	t.ignored, err = m.Int64Counter("otelcol_llm_metrics_ignored_values",
+		metric.WithDescription("Span attribute values the connector could not use, by attribute and reason."), metric.WithUnit("{value}"))
+	errs = errors.Join(errs, err)
+	t.series, err = m.Int64Gauge("otelcol_llm_metrics_series",
+		metric.WithDescription("Series held in the connector's state after the last flush."), metric.WithUnit("{series}"))
+	errs = errors.Join(errs, err)
+	t.expiredSeries, err = m.Int64Counter("otelcol_llm_metrics_expired_series",
+		metric.WithDescription("Cumulative series removed after series_expiration without data."), metric.WithUnit("{series}"))
+	errs = errors.Join(errs, err)
+	t.flushes, err = m.Int64Counter("otelcol_llm_metrics_flushes",
+		metric.WithDescription("Flushes to the next consumer, by outcome (success, error)."), metric.WithUnit("{flush}"))
+	errs = errors.Join(errs, err)
+	t.lostPoints, err = m.Int64Counter("otelcol_llm_metrics_lost_points",
+		metric.WithDescription("Data points the next consumer refused, by reason."), metric.WithUnit("{point}"))
+	errs = errors.Join(errs, err)
+	for i, name := range spanOutcomeNames {
+		t.spanAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", name)))
+	}
+	return t, errs
+}
+
+// report publishes what a batch accumulated.
+func (t *telemetry) report(ctx context.Context, b *batchCounts) {
+	for i, n := range b.spans {
+		if n > 0 {
+			t.spans.Add(ctx, n, t.spanAttrs[i])
+		}
+	}
+	if b.overflowPts > 0 {
+		t.overflowPts.Add(ctx, b.overflowPts)
+	}
+	for k, n := range b.ignored {
+		t.ignored.Add(ctx, n, metric.WithAttributes(attribute.String("attribute", k.attribute), attribute.String("reason", k.reason)))
+	}
+}
+
+// flushed records a flush; lost is the number of points a failed flush lost
+// (delta state is gone once flushed; cumulative state is sent again).
+func (t *telemetry) flushed(ctx context.Context, lost int, err error) {
+	if err != nil {
+		t.flushes.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", "error")))
+		if lost > 0 {
+			t.lostPoints.Add(ctx, int64(lost), metric.WithAttributes(attribute.String("reason", "export_failed")))
+		}
+		return
+	}
+	t.flushes.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", "success")))
+}
