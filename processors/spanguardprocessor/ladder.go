@@ -1,0 +1,457 @@
+package spanguardprocessor // import "github.com/otelcol-llm/otelcol-llm/processors/spanguardprocessor"
+
+import (
+	"math"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// maxResolveSteps bounds the walk from a removed parent to its nearest kept
+// ancestor (malformed traces can contain parent cycles).
+const maxResolveSteps = 64
+
+// Node states in the ladder.
+const (
+	nodeUndecided = iota
+	nodeKept
+	nodeDropped
+	nodeFolded
+)
+
+type node struct {
+	ref        int32
+	id, parent uint64
+	start, end pcommon.Timestamp
+	isErr      bool
+	mandatory  bool
+	tooLarge   bool
+	children   int32
+	depth      int32
+	state      uint8
+	repl       uint64 // for a removed span: the span that replaces it as parent
+}
+
+// tally is what one request changed; it becomes the counters after the lock
+// is released.
+type tally struct {
+	folded, composites, reparented, truncated int
+	attrs, events, links                      int
+	dropped                                   [numDropReasons]int
+	overBudget                                int
+}
+
+func (t *tally) limits(r limitResult) {
+	t.truncated += r.truncated
+	t.attrs += r.attrs
+	t.events += r.events
+	t.links += r.links
+}
+
+// ladder runs the degradation ladder on one trace's part of a request.
+type ladder struct {
+	cfg    *Config
+	limits spanLimits
+	sc     *scan
+	c      *chunk
+	st     *traceState
+	tal    *tally
+	nodes  []node
+	index  map[uint64]int32
+}
+
+// run applies, in order, while the trace does not fit its budget: sibling
+// compression, span limits, then dropping (never the root, error spans or
+// parents owed to already forwarded spans), re-parenting what it keeps to the
+// nearest kept ancestor. It always updates the trace's bookkeeping.
+func (l *ladder) run() {
+	st, sc := l.st, l.sc
+	st.guard()
+	l.build()
+
+	remS, remB := l.remaining()
+	over := !l.fits(remS, remB)
+	if over && !st.overBudget {
+		st.overBudget = true
+		l.tal.overBudget++
+	}
+	if over && l.cfg.Compression.Enabled {
+		l.compress()
+		over = !l.fits(remS, remB)
+	}
+	if over || l.c.tooLarge {
+		l.applyLimits(over)
+		over = !l.fits(remS, remB)
+	}
+	if !over {
+		remS, remB = math.MaxInt, math.MaxInt64
+	} else {
+		for i := range l.nodes {
+			n := &l.nodes[i]
+			if n.mandatory && !n.tooLarge && n.state == nodeUndecided {
+				remS--
+				remB -= spanCost(int(sc.spans[n.ref].size))
+			}
+		}
+	}
+	l.selectSpans(remS, remB)
+}
+
+func (l *ladder) remaining() (int, int64) {
+	remS, remB := math.MaxInt, int64(math.MaxInt64)
+	if l.cfg.TraceBudget.MaxSpans > 0 {
+		remS = l.cfg.TraceBudget.MaxSpans - l.st.spans - len(l.st.pending)
+	}
+	if l.cfg.TraceBudget.MaxBytes > 0 {
+		remB = l.cfg.TraceBudget.MaxBytes - l.st.bytes
+	}
+	return remS, remB
+}
+
+// build indexes the chunk's spans as a tree.
+func (l *ladder) build() {
+	sc, c := l.sc, l.c
+	l.nodes = make([]node, len(c.order))
+	l.index = make(map[uint64]int32, len(c.order))
+	for k, i := range c.order {
+		r := &sc.spans[i]
+		s := r.span
+		n := node{ref: i, id: sid(s.SpanID()), parent: sid(s.ParentSpanID()),
+			start: s.StartTimestamp(), end: s.EndTimestamp(),
+			isErr: s.Status().Code() == ptrace.StatusCodeError, tooLarge: r.flags&flagTooLarge != 0}
+		if _, dup := l.index[n.id]; !dup {
+			l.index[n.id] = int32(k)
+		}
+		_, owed := l.st.pending[n.id]
+		n.mandatory = n.parent == 0 || n.isErr || owed
+		if owed {
+			n.children++ // it has forwarded children
+		}
+		l.nodes[k] = n
+	}
+	parents := make([]int32, len(l.nodes))
+	for k := range l.nodes {
+		parents[k] = -1
+		if p, ok := l.index[l.nodes[k].parent]; ok && p != int32(k) {
+			parents[k] = p
+			l.nodes[p].children++
+		}
+	}
+	for k, d := range depths(parents) {
+		l.nodes[k].depth = d
+	}
+}
+
+// fits reports whether the live spans, and the parents they would newly owe,
+// fit the remaining budget.
+func (l *ladder) fits(remS int, remB int64) bool {
+	n := 0
+	var b int64
+	owed := map[uint64]struct{}{}
+	for i := range l.nodes {
+		nd := &l.nodes[i]
+		if nd.state != nodeUndecided {
+			continue
+		}
+		n++
+		b += spanCost(int(l.sc.spans[nd.ref].size))
+		if _, in := l.index[nd.parent]; !in && nd.parent != 0 && l.unknown(nd.parent) {
+			owed[nd.parent] = struct{}{}
+		}
+	}
+	return n+len(owed) <= remS && b <= remB
+}
+
+// unknown reports whether id, a span outside the chunk, has neither been
+// forwarded nor is already owed nor was removed.
+func (l *ladder) unknown(id uint64) bool {
+	if _, ok := l.st.kept[id]; ok {
+		return false
+	}
+	if _, ok := l.st.pending[id]; ok {
+		return false
+	}
+	if _, ok := l.st.dropped[id]; ok {
+		return false
+	}
+	return true
+}
+
+// compress folds runs of consecutive sibling leaf spans with the same name,
+// kind and status, each at most compression.max_span_duration long, into the
+// run's first span, which becomes a composite (ladder step 1).
+func (l *ladder) compress() {
+	sc := l.sc
+	maxDur := uint64(l.cfg.Compression.MaxSpanDuration)
+	eligible := func(n *node) bool {
+		return n.state == nodeUndecided && !n.mandatory && !n.tooLarge && n.children == 0 &&
+			n.end >= n.start && uint64(n.end-n.start) <= maxDur
+	}
+	order := make([]int32, 0, len(l.nodes))
+	for i := range l.nodes {
+		if l.nodes[i].state == nodeUndecided {
+			order = append(order, int32(i))
+		}
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		na, nb := &l.nodes[a], &l.nodes[b]
+		switch {
+		case na.parent != nb.parent:
+			if na.parent < nb.parent {
+				return -1
+			}
+			return 1
+		case na.start != nb.start:
+			if na.start < nb.start {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	})
+	same := func(a, b *node) bool {
+		sa, sb := sc.spans[a.ref].span, sc.spans[b.ref].span
+		return a.parent == b.parent && sa.Name() == sb.Name() && sa.Kind() == sb.Kind() &&
+			sa.Status().Code() == sb.Status().Code()
+	}
+	for i := 0; i < len(order); {
+		head := &l.nodes[order[i]]
+		j := i + 1
+		if eligible(head) {
+			for j < len(order) && eligible(&l.nodes[order[j]]) && same(head, &l.nodes[order[j]]) {
+				j++
+			}
+			if j-i >= l.cfg.Compression.MinRun {
+				l.fold(order[i:j])
+			}
+		}
+		i = j
+	}
+}
+
+// fold makes run[0] a composite of the run.
+func (l *ladder) fold(run []int32) {
+	sc, st := l.sc, l.st
+	head := &l.nodes[run[0]]
+	var sum, minD, maxD uint64
+	minD = math.MaxUint64
+	end := head.end
+	for _, k := range run {
+		n := &l.nodes[k]
+		d := uint64(n.end - n.start)
+		sum += d
+		minD = min(minD, d)
+		maxD = max(maxD, d)
+		end = max(end, n.end)
+	}
+	span := sc.spans[head.ref].span
+	span.SetEndTimestamp(end)
+	head.end = end
+	attrs := span.Attributes()
+	attrs.PutInt(attrCompositeCount, int64(len(run)))
+	attrs.PutInt(attrCompositeSum, int64(sum))
+	attrs.PutInt(attrCompositeMin, int64(minD))
+	attrs.PutInt(attrCompositeMax, int64(maxD))
+	attrs.PutStr(attrCompositeStrategy, "exact_match")
+	sc.spans[head.ref].flags |= flagModified
+	l.resize(head.ref)
+	for _, k := range run[1:] {
+		n := &l.nodes[k]
+		n.state = nodeFolded
+		n.repl = head.id
+		st.dropped[n.id] = head.id
+		sc.spans[n.ref].flags |= flagRemoved
+		sc.removed++
+		st.noteRemoved("", n.start, n.end, 0)
+	}
+	st.folded += len(run) - 1
+	st.composites++
+	l.tal.folded += len(run) - 1
+	l.tal.composites++
+}
+
+// applyLimits is ladder step 2: over budget, on every live span; otherwise
+// only on spans too large for a batch.
+func (l *ladder) applyLimits(all bool) {
+	sc := l.sc
+	maxBatch := l.cfg.MaxBatchBytes
+	for i := range l.nodes {
+		n := &l.nodes[i]
+		if n.state != nodeUndecided || (!all && !n.tooLarge) {
+			continue
+		}
+		r := &sc.spans[n.ref]
+		res := l.limits.apply(r.span)
+		if !res.changed {
+			continue
+		}
+		l.tal.limits(res)
+		l.st.truncated += res.truncated
+		l.st.itemsRemoved += res.attrs + res.events + res.links
+		l.resize(n.ref)
+		if n.tooLarge {
+			scope := &sc.scopes[r.scope]
+			headers := int64(scope.header) + int64(sc.resources[scope.resource].header) + 2*frameMax
+			if spanCost(int(r.size))+headers <= int64(maxBatch) {
+				n.tooLarge = false
+				r.flags &^= flagTooLarge
+			}
+		}
+	}
+}
+
+func (l *ladder) resize(ref int32) {
+	r := &l.sc.spans[ref]
+	r.size = int32(marshaler.SpanSize(r.span))
+}
+
+// resolve walks from p past removed spans to the nearest span that is kept,
+// not yet seen, or outside what the processor knows.
+func (l *ladder) resolve(p uint64) uint64 {
+	for steps := 0; p != 0 && steps < maxResolveSteps; steps++ {
+		if k, ok := l.index[p]; ok {
+			n := &l.nodes[k]
+			if n.state == nodeDropped || n.state == nodeFolded {
+				p = n.repl
+				continue
+			}
+			return p
+		}
+		r, ok := l.st.dropped[p]
+		if !ok || r == p {
+			return p
+		}
+		p = r
+	}
+	return p
+}
+
+// selectSpans is ladder step 3: it keeps spans breadth-first (shallow spans
+// first, earliest first) while they fit, always keeps mandatory spans, drops
+// the rest, and re-parents kept spans whose parent was removed.
+func (l *ladder) selectSpans(remS int, remB int64) {
+	sc, st := l.sc, l.st
+	order := make([]int32, 0, len(l.nodes))
+	for i := range l.nodes {
+		if l.nodes[i].state == nodeUndecided {
+			order = append(order, int32(i))
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		na, nb := &l.nodes[a], &l.nodes[b]
+		if na.depth != nb.depth {
+			return int(na.depth - nb.depth)
+		}
+		if na.start != nb.start {
+			if na.start < nb.start {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	maxNames := 0
+	if l.cfg.Summary.Enabled {
+		maxNames = l.cfg.Summary.MaxNames
+	}
+	for _, k := range order {
+		n := &l.nodes[k]
+		r := &sc.spans[n.ref]
+		cost := spanCost(int(r.size))
+		p := l.resolve(n.parent)
+		_, inChunk := l.index[p]
+		owes := p != 0 && !inChunk && l.unknown(p)
+		keep := false
+		reason := dropSpanBudget
+		switch {
+		case n.tooLarge:
+			reason = dropTooLarge
+		case n.mandatory:
+			keep = true
+			if owes {
+				remS--
+			}
+		default:
+			need := 1
+			if owes {
+				need++
+			}
+			if need <= remS && cost <= remB {
+				keep = true
+				remS -= need
+				remB -= cost
+			} else if need <= remS {
+				reason = dropByteBudget
+			}
+		}
+		if !keep {
+			n.state = nodeDropped
+			n.repl = p
+			st.dropped[n.id] = p
+			r.flags |= flagRemoved
+			sc.removed++
+			st.droppedBy[reason]++
+			st.droppedBytes += cost
+			l.tal.dropped[reason]++
+			st.noteRemoved(r.span.Name(), n.start, n.end, maxNames)
+			continue
+		}
+		n.state = nodeKept
+		if p != n.parent {
+			r.span.SetParentSpanID(spanID(p))
+			r.span.Attributes().PutStr(attrOriginalParent, spanID(n.parent).String())
+			l.resize(n.ref)
+			cost = spanCost(int(r.size))
+			st.reparented++
+			l.tal.reparented++
+		}
+		if owes {
+			st.pending[p] = struct{}{}
+		}
+		st.kept[n.id] = struct{}{}
+		delete(st.pending, n.id)
+		st.spans++
+		st.bytes += cost
+		st.noteKept(n.id, p, n.start)
+	}
+	if st.affected() && !st.hasResource && len(l.nodes) > 0 {
+		r := &sc.spans[l.nodes[0].ref]
+		st.resource = pcommon.NewResource()
+		sc.resources[sc.scopes[r.scope].resource].rs.Resource().CopyTo(st.resource)
+		st.hasResource = true
+	}
+}
+
+// depths returns each node's depth in the forest given by parents (-1: no
+// parent in the set). Nodes on a parent cycle get depth 0.
+func depths(parents []int32) []int32 {
+	d := make([]int32, len(parents))
+	for i := range d {
+		d[i] = -1
+	}
+	stack := make([]int32, 0, 16)
+	for i := range parents {
+		if d[i] >= 0 {
+			continue
+		}
+		stack = stack[:0]
+		j := int32(i)
+		for j >= 0 && d[j] < 0 && len(stack) <= len(parents) {
+			d[j] = -2 // on the current path
+			stack = append(stack, j)
+			j = parents[j]
+		}
+		base := int32(-1)
+		if j >= 0 && d[j] >= 0 {
+			base = d[j]
+		}
+		// j < 0: the top of the path is a root; d[j] == -2: a cycle, whose
+		// members start again at depth 0.
+		for k := len(stack) - 1; k >= 0; k-- {
+			base++
+			d[stack[k]] = base
+		}
+	}
+	return d
+}
