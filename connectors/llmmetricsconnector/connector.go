@@ -58,7 +58,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		tel:       tel,
 		now:       time.Now,
 		agg:       newAggregator(cfg, hf),
-		ext:       extractor{extraIndex: extraIndex},
+		ext:       extractor{extraIndex: extraIndex, numExtras: len(extraIndex)},
 		resKeyBuf: make([]byte, 0, 128),
 	}
 	c.lastFlush = c.now()

@@ -54,6 +54,7 @@ type spanFacts struct {
 // their slot in spanFacts.extras.
 type extractor struct {
 	extraIndex map[string]int
+	numExtras  int
 	counts     *batchCounts
 	ports      map[int64]string // formatted integer ports, to spare an allocation per span
 }
@@ -81,7 +82,7 @@ func (e *extractor) port(v pcommon.Value) string {
 
 func (e *extractor) read(span ptrace.Span, f *spanFacts) {
 	*f = spanFacts{extras: f.extras[:0]}
-	for range e.extraIndex {
+	for range e.numExtras {
 		f.extras = append(f.extras, "")
 	}
 	for k, v := range span.Attributes().All() {
@@ -156,7 +157,7 @@ func (e *extractor) attr(k string, v pcommon.Value, f *spanFacts) {
 			e.counts.ignore(k, reasonWrongType)
 		}
 	default:
-		if len(e.extraIndex) > 0 {
+		if e.numExtras > 0 {
 			if i, ok := e.extraIndex[k]; ok {
 				f.extras[i] = str(v)
 			}

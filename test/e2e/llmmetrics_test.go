@@ -1,0 +1,152 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// sendRecordedGenAISpans sends the llm_metrics connector's recorded GenAI
+// spans (client spans of an OpenAI-instrumented gateway and vLLM server spans)
+// over OTLP/gRPC.
+func sendRecordedGenAISpans(t *testing.T, endpoint string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "connectors", "llmmetricsconnector", "testdata", "genai_spans.json"))
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+	require.NoError(t, err)
+	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = ptraceotlp.NewGRPCClient(conn).Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
+	require.NoError(t, err)
+}
+
+// sumAll adds the samples of metric whose labels contain every one of
+// matches (sumSeries takes one).
+func sumAll(t *testing.T, exposition, metric string, matches ...string) float64 {
+	t.Helper()
+	var sum float64
+	found := false
+	for _, line := range strings.Split(exposition, "\n") {
+		rest, ok := strings.CutPrefix(line, metric+"{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		all := true
+		for _, m := range matches {
+			all = all && strings.Contains(labels, m)
+		}
+		if !all {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		require.NoError(t, err)
+		sum += v
+		found = true
+	}
+	require.True(t, found, "no sample of %s with %v in:\n%s", metric, matches, exposition)
+	return sum
+}
+
+// TestLLMMetricsPrometheus runs builtin:genai-metrics (otlp → llm_metrics →
+// prometheus), sends recorded GenAI spans and reads the series back as a
+// Prometheus server would scrape them.
+func TestLLMMetricsPrometheus(t *testing.T) {
+	promPort := freePort(t)
+	t.Setenv("OTELCOL_LLM_PROM_PORT", strconv.Itoa(promPort))
+	t.Setenv("OTELCOL_LLM_METRICS_FLUSH_INTERVAL", "200ms")
+	col := StartCollector(t, "--config", "builtin:genai-metrics")
+	col.WaitHealthy(t, 30*time.Second)
+
+	sendRecordedGenAISpans(t, fmt.Sprintf("127.0.0.1:%d", col.OTLPGRPCPort))
+
+	promURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", promPort)
+	var body string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		body = scrape(t, promURL)
+		if strings.Contains(body, "gen_ai_server_time_to_first_token_seconds_count") &&
+			strings.Contains(body, "llm_evaluations_total") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Series names as Prometheus users see them.
+	for _, name := range []string{
+		"gen_ai_client_operation_duration_seconds_bucket",
+		"gen_ai_client_operation_time_to_first_chunk_seconds_bucket",
+		"gen_ai_client_operation_time_per_output_chunk_seconds_bucket",
+		"gen_ai_client_token_usage_bucket",
+		"gen_ai_server_request_duration_seconds_bucket",
+		"gen_ai_server_time_to_first_token_seconds_bucket",
+		"gen_ai_server_time_per_output_token_seconds_bucket",
+		"llm_requests_total",
+		"llm_output_tokens_total",
+		"llm_goodput_requests_total",
+		"llm_slo_violations_total",
+		"llm_requests_concurrency",
+		"llm_evaluations_total",
+	} {
+		assert.Contains(t, body, "\n"+name+"{", name)
+	}
+	// The advised duration boundaries.
+	assert.Contains(t, body, `le="81.92"`)
+	assert.Contains(t, body, `le="0.01"`)
+
+	gpt := `gen_ai_response_model="gpt-4o-mini-2024-07-18"`
+	// Four client spans share the gpt-4o-mini series: two streaming
+	// successes, one empty response and one with unusable token values.
+	assert.Equal(t, 4.0, sumSeries(t, body, "gen_ai_client_operation_duration_seconds_count", gpt))
+	assert.InDelta(t, 1.2+3+0.4+0.5, sumSeries(t, body, "gen_ai_client_operation_duration_seconds_sum", gpt), 1e-9)
+	assert.Equal(t, 2.0, sumSeries(t, body, "gen_ai_client_operation_time_to_first_chunk_seconds_count", gpt))
+	// Spans with a duration at or below 1.28 s: 1.2, 0.4 and 0.5.
+	assert.Equal(t, 3.0, sumAll(t, body, "gen_ai_client_operation_duration_seconds_bucket", gpt, `le="1.28"`))
+	assert.Equal(t, 120.0+900+64, sumAll(t, body, "gen_ai_client_token_usage_sum", `gen_ai_token_type="input"`, gpt))
+	assert.Equal(t, 48.0+201+0, sumAll(t, body, "gen_ai_client_token_usage_sum", `gen_ai_token_type="output"`, gpt))
+
+	// Golden signals.
+	assert.Equal(t, 3.0, sumAll(t, body, "llm_requests_total", `outcome="success"`, gpt))
+	// All successes: those 3, embeddings, the Azure chat and 2 vLLM server requests.
+	assert.Equal(t, 7.0, sumSeries(t, body, "llm_requests_total", `outcome="success"`))
+	assert.Equal(t, 1.0, sumSeries(t, body, "llm_requests_total", `outcome="empty"`))
+	assert.Equal(t, 1.0, sumSeries(t, body, "llm_requests_total", `error_type="rate_limit_exceeded"`))
+	assert.Equal(t, 249.0, sumSeries(t, body, "llm_output_tokens_total", gpt))
+	assert.Equal(t, 3.0, sumSeries(t, body, "llm_goodput_requests_total", gpt))
+	assert.Equal(t, 1.0, sumAll(t, body, "llm_evaluations_total", `below_threshold="true"`, `gen_ai_evaluation_name="relevance"`))
+	assert.Equal(t, 2.0, sumSeries(t, body, "gen_ai_server_time_to_first_token_seconds_count", `gen_ai_provider_name="vllm"`))
+	// Deprecated gen_ai.system values are mapped to gen_ai.provider.name.
+	assert.Equal(t, 1.0, sumSeries(t, body, "gen_ai_client_operation_duration_seconds_count", `gen_ai_provider_name="azure.ai.openai"`))
+	// Configured resource attributes become labels; others are dropped.
+	assert.Contains(t, body, `deployment_environment_name="loadtest"`)
+	assert.NotContains(t, body, `host_name="gw-0"`)
+
+	// The connector's own telemetry counts what it did not turn into metrics.
+	self := scrape(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", col.MetricsPort))
+	assert.Equal(t, 1.0, sumSeries(t, self, "otelcol_llm_metrics_spans", `outcome="not_genai"`))
+	assert.Equal(t, 1.0, sumSeries(t, self, "otelcol_llm_metrics_spans", `outcome="invalid"`))
+	assert.Equal(t, 9.0, sumSeries(t, self, "otelcol_llm_metrics_spans", `outcome="recorded"`))
+
+	require.NoError(t, col.Stop(t, 15*time.Second))
+}
