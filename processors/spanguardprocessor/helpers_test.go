@@ -193,6 +193,12 @@ func (h *harness) checkConservation() {
 func (h *harness) checkBatches() {
 	h.t.Helper()
 	for i, td := range h.sink.AllTraces() {
+		if marshaler.TracesSize(td) > h.cfg.MaxBatchBytes {
+			forEachSpan([]ptrace.Traces{td}, func(r pcommon.Resource, s ptrace.Span) {
+				h.t.Logf("span %s size %d res %d attrs %d", s.Name(), marshaler.SpanSize(s), r.Attributes().Len(), s.Attributes().Len())
+			})
+			h.t.Logf("rs %d", td.ResourceSpans().Len())
+		}
 		assert.LessOrEqual(h.t, marshaler.TracesSize(td), h.cfg.MaxBatchBytes, "batch %d bytes", i)
 		assert.LessOrEqual(h.t, td.SpanCount(), h.cfg.MaxBatchSpans, "batch %d spans", i)
 	}

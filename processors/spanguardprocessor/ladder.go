@@ -254,8 +254,8 @@ func (l *ladder) fold(run []int32) {
 	attrs.PutInt(attrCompositeMin, int64(minD))
 	attrs.PutInt(attrCompositeMax, int64(maxD))
 	attrs.PutStr(attrCompositeStrategy, "exact_match")
-	sc.spans[head.ref].flags |= flagModified
 	l.resize(head.ref)
+	head.tooLarge = l.tooBig(head.ref)
 	for _, k := range run[1:] {
 		n := &l.nodes[k]
 		n.state = nodeFolded
@@ -275,7 +275,6 @@ func (l *ladder) fold(run []int32) {
 // only on spans too large for a batch.
 func (l *ladder) applyLimits(all bool) {
 	sc := l.sc
-	maxBatch := l.cfg.MaxBatchBytes
 	for i := range l.nodes {
 		n := &l.nodes[i]
 		if n.state != nodeUndecided || (!all && !n.tooLarge) {
@@ -289,21 +288,30 @@ func (l *ladder) applyLimits(all bool) {
 		l.tal.limits(res)
 		l.st.truncated += res.truncated
 		l.st.itemsRemoved += res.attrs + res.events + res.links
+		// The markers can make a span larger than it was: check it again.
 		l.resize(n.ref)
-		if n.tooLarge {
-			scope := &sc.scopes[r.scope]
-			headers := int64(scope.header) + int64(sc.resources[scope.resource].header) + 2*frameMax
-			if spanCost(int(r.size))+headers <= int64(maxBatch) {
-				n.tooLarge = false
-				r.flags &^= flagTooLarge
-			}
-		}
+		n.tooLarge = l.tooBig(n.ref)
 	}
 }
 
 func (l *ladder) resize(ref int32) {
 	r := &l.sc.spans[ref]
 	r.size = int32(marshaler.SpanSize(r.span))
+	r.flags |= flagModified
+}
+
+// tooBig reports whether the span cannot fit a batch even alone.
+func (l *ladder) tooBig(ref int32) bool {
+	sc := l.sc
+	r := &sc.spans[ref]
+	scope := &sc.scopes[r.scope]
+	headers := int64(scope.header) + int64(sc.resources[scope.resource].header) + 2*frameMax
+	if spanCost(int(r.size))+headers > int64(l.cfg.MaxBatchBytes) {
+		r.flags |= flagTooLarge
+		return true
+	}
+	r.flags &^= flagTooLarge
+	return false
 }
 
 // resolve walks from p past removed spans to the nearest span that is kept,
@@ -386,26 +394,23 @@ func (l *ladder) selectSpans(remS int, remB int64) {
 			}
 		}
 		if !keep {
-			n.state = nodeDropped
-			n.repl = p
-			st.dropped[n.id] = p
-			r.flags |= flagRemoved
-			sc.removed++
-			st.droppedBy[reason]++
-			st.droppedBytes += cost
-			l.tal.dropped[reason]++
-			st.noteRemoved(r.span.Name(), n.start, n.end, maxNames)
+			l.drop(n, p, reason, cost, maxNames)
 			continue
 		}
-		n.state = nodeKept
 		if p != n.parent {
 			r.span.SetParentSpanID(spanID(p))
 			r.span.Attributes().PutStr(attrOriginalParent, spanID(n.parent).String())
 			l.resize(n.ref)
+			if l.tooBig(n.ref) {
+				// The re-parenting marker pushed it over: it goes as too large.
+				l.drop(n, p, dropTooLarge, spanCost(int(r.size)), maxNames)
+				continue
+			}
 			cost = spanCost(int(r.size))
 			st.reparented++
 			l.tal.reparented++
 		}
+		n.state = nodeKept
 		if owes {
 			st.pending[p] = struct{}{}
 		}
@@ -421,6 +426,21 @@ func (l *ladder) selectSpans(remS int, remB int64) {
 		sc.resources[sc.scopes[r.scope].resource].rs.Resource().CopyTo(st.resource)
 		st.hasResource = true
 	}
+}
+
+// drop removes n, recording p as the span that replaces it as parent.
+func (l *ladder) drop(n *node, p uint64, reason int, cost int64, maxNames int) {
+	sc, st := l.sc, l.st
+	r := &sc.spans[n.ref]
+	n.state = nodeDropped
+	n.repl = p
+	st.dropped[n.id] = p
+	r.flags |= flagRemoved
+	sc.removed++
+	st.droppedBy[reason]++
+	st.droppedBytes += cost
+	l.tal.dropped[reason]++
+	st.noteRemoved(r.span.Name(), n.start, n.end, maxNames)
 }
 
 // depths returns each node's depth in the forest given by parents (-1: no

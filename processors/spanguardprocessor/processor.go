@@ -273,7 +273,22 @@ func (g *spanGuard) release(st *traceState, reason string, now time.Time, out []
 		return out
 	}
 	td := g.summary(st, now)
-	return g.batcher.addWhole(st.shard, td, 1, 0, 1, int64(marshaler.TracesSize(td)), now, out)
+	size := int64(marshaler.TracesSize(td))
+	if size > g.batcher.maxBytes {
+		// Too large for a batch: shed the name list, then the resource
+		// attributes other than service.name.
+		span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+		span.Attributes().Remove(attrSumNames)
+		span.Attributes().Remove(attrSumNameCounts)
+		td.ResourceSpans().At(0).Resource().Attributes().RemoveIf(func(k string, _ pcommon.Value) bool { return k != "service.name" })
+		size = int64(marshaler.TracesSize(td))
+		if size > g.batcher.maxBytes {
+			g.tel.summaries.Add(context.Background(), 1, g.tel.with("outcome", "too_large"))
+			g.logger.Warn("summary span larger than max_batch_bytes; not sent", zap.Stringer("trace_id", st.id))
+			return out
+		}
+	}
+	return g.batcher.addWhole(st.shard, td, 1, 0, 1, size, now, out)
 }
 
 // Attributes of the summary span.

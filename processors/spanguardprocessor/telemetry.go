@@ -133,7 +133,7 @@ func (t *telemetry) warm() {
 	for _, k := range []string{triggerSpans, triggerBytes, triggerTimeout, triggerShutdown} {
 		t.attrs["trigger="+k] = metric.WithAttributeSet(attribute.NewSet(attribute.String("trigger", k)))
 	}
-	for _, k := range []string{"forwarded", "export_failed"} {
+	for _, k := range []string{"forwarded", "export_failed", "too_large"} {
 		t.attrs["outcome="+k] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", k)))
 	}
 }

@@ -1,0 +1,281 @@
+package spanguardprocessor
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/batchprocessor"
+	"go.opentelemetry.io/collector/processor/processortest"
+)
+
+// benchRequests builds n requests of traces×spansPerTrace spans each, shaped
+// like an instrumented LLM service: per trace a server span, a model call and
+// tool/retrieval children, each with a handful of GenAI attributes.
+func benchRequests(n, traces, spansPerTrace int) []ptrace.Traces {
+	out := make([]ptrace.Traces, n)
+	id := uint64(1)
+	for i := range out {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "chat-api")
+		rs.Resource().Attributes().PutStr("service.version", "1.4.2")
+		rs.Resource().Attributes().PutStr("k8s.pod.name", "chat-api-7d9f8b6c5-x2x9z")
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("opentelemetry.instrumentation.openai")
+		spans := ss.Spans()
+		for tr := 0; tr < traces; tr++ {
+			var tid pcommon.TraceID
+			tid[0], tid[8], tid[15] = byte(i), byte(i>>8), byte(tr)
+			tid[4] = byte(i >> 16)
+			root := id
+			for s := 0; s < spansPerTrace; s++ {
+				sp := spans.AppendEmpty()
+				sp.SetTraceID(tid)
+				sp.SetSpanID(spanID(id))
+				if s > 0 {
+					sp.SetParentSpanID(spanID(root))
+				}
+				id++
+				sp.SetName([]string{"POST /v1/chat/completions", "chat gpt-4o", "execute_tool search", "retrieval"}[min(s, 3)])
+				sp.SetKind(ptrace.SpanKindClient)
+				start := t0.Add(time.Duration(s) * 150 * time.Millisecond)
+				sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+				sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(120 * time.Millisecond)))
+				a := sp.Attributes()
+				a.PutStr("gen_ai.operation.name", "chat")
+				a.PutStr("gen_ai.provider.name", "openai")
+				a.PutStr("gen_ai.request.model", "gpt-4o")
+				a.PutInt("gen_ai.usage.input_tokens", 812)
+				a.PutInt("gen_ai.usage.output_tokens", 164)
+				a.PutStr("server.address", "api.openai.com")
+				a.PutDouble("gen_ai.request.temperature", 0.2)
+				a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%d", id))
+			}
+		}
+		out[i] = td
+	}
+	return out
+}
+
+func newBatchProcessor(tb testing.TB, next consumer.Traces) processor.Traces {
+	f := batchprocessor.NewFactory()
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), next)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func newGuardProcessor(tb testing.TB, next consumer.Traces, mutate func(*Config)) processor.Traces {
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	if mutate != nil {
+		mutate(cfg)
+	}
+	set := processortest.NewNopSettings(f.Type())
+	set.TelemetrySettings = componenttest.NewNopTelemetrySettings()
+	p, err := f.CreateTraces(context.Background(), set, cfg, next)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// freshTraceIDs makes the trace ids of a cloned request unique to request
+// number n, so that no trace grows across requests.
+func freshTraceIDs(td ptrace.Traces, n uint64) {
+	forEachSpan([]ptrace.Traces{td}, func(_ pcommon.Resource, s ptrace.Span) {
+		tid := s.TraceID()
+		binary.LittleEndian.PutUint64(tid[8:], n)
+		s.SetTraceID(tid)
+	})
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// runThrough sends b.N requests (clones of templates) through p, including
+// its shutdown flush, and reports wall and CPU nanoseconds per span.
+func runThrough(b *testing.B, newP func() processor.Traces, templates []ptrace.Traces) (wallNs, cpuNs float64) {
+	spansPer := templates[0].SpanCount()
+	p := newP()
+	ctx := context.Background()
+	if err := p.Start(ctx, componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]ptrace.Traces, 0, 512)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; {
+		b.StopTimer()
+		cpu += cpuTime() - cpu0
+		batch = batch[:0]
+		for k := 0; k < cap(batch) && i+k < b.N; k++ {
+			td := ptrace.NewTraces()
+			templates[(i+k)%len(templates)].CopyTo(td)
+			freshTraceIDs(td, uint64(i+k))
+			batch = append(batch, td)
+		}
+		cpu0 = cpuTime()
+		b.StartTimer()
+		for _, td := range batch {
+			if err := p.ConsumeTraces(ctx, td); err != nil {
+				b.Fatal(err)
+			}
+		}
+		i += len(batch)
+	}
+	if err := p.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	cpu += cpuTime() - cpu0
+	spans := float64(b.N * spansPer)
+	wallNs = float64(b.Elapsed().Nanoseconds()) / spans
+	cpuNs = float64(cpu.Nanoseconds()) / spans
+	b.ReportMetric(wallNs, "ns/span")
+	b.ReportMetric(cpuNs, "cpu-ns/span")
+	return wallNs, cpuNs
+}
+
+// BenchmarkNoExplosion runs the core batch processor (v0.165.0) and
+// span_guard on the same requests (100 spans: 5 traces of 20 spans, well
+// under every budget) in one run, alternating three rounds, and reports the
+// medians and the span_guard/batch ratio of wall and CPU time per span.
+func BenchmarkNoExplosion(b *testing.B) {
+	templates := benchRequests(64, 5, 20)
+	nop := consumertest.NewNop()
+	batchFn := func(b *testing.B) {
+		runThrough(b, func() processor.Traces { return newBatchProcessor(b, nop) }, templates)
+	}
+	guardFn := func(b *testing.B) {
+		runThrough(b, func() processor.Traces { return newGuardProcessor(b, nop, nil) }, templates)
+	}
+	b.Run("batchprocessor", batchFn)
+	b.Run("span_guard", guardFn)
+	b.Run("ratio", func(b *testing.B) {
+		var bw, bc, gw, gc []float64
+		for round := 0; round < 3; round++ {
+			r := testing.Benchmark(batchFn)
+			bw, bc = append(bw, r.Extra["ns/span"]), append(bc, r.Extra["cpu-ns/span"])
+			r = testing.Benchmark(guardFn)
+			gw, gc = append(gw, r.Extra["ns/span"]), append(gc, r.Extra["cpu-ns/span"])
+		}
+		b.ReportMetric(median(bw), "batch-ns/span")
+		b.ReportMetric(median(gw), "guard-ns/span")
+		b.ReportMetric(median(gw)/median(bw), "wall-ratio")
+		b.ReportMetric(median(bc), "batch-cpu-ns/span")
+		b.ReportMetric(median(gc), "guard-cpu-ns/span")
+		b.ReportMetric(median(gc)/median(bc), "cpu-ratio")
+	})
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// countingSink counts spans (and summary spans) and drops the data, so the
+// benchmark's heap is the processor's, not the sink's.
+type countingSink struct {
+	spans, summaries atomic.Int64
+}
+
+func (c *countingSink) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *countingSink) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	c.spans.Add(int64(td.SpanCount()))
+	forEachSpan([]ptrace.Traces{td}, func(_ pcommon.Resource, s ptrace.Span) {
+		if s.Name() == summarySpanName {
+			c.summaries.Add(1)
+		}
+	})
+	return nil
+}
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+func heapBytes() uint64 {
+	metrics.Read(heapSample)
+	return heapSample[0].Value.Uint64()
+}
+
+// BenchmarkMillionSpanTrace sends one runaway agent trace of 1,000,000
+// spans (requests of 5,000 spans, generated as they are sent) through
+// span_guard with a budget of 10,000 spans, and through the batch processor
+// for comparison. It reports the spans each forwards, and the peak heap
+// (runtime/metrics /memory/classes/heap/objects:bytes, sampled after every
+// request) during the run.
+func BenchmarkMillionSpanTrace(b *testing.B) {
+	const total, per, budget = 1_000_000, 5000, 10000
+	run := func(b *testing.B, newP func(consumer.Traces) processor.Traces) {
+		var outSpans, summaries int64
+		var peak uint64
+		var elapsed time.Duration
+		for i := 0; i < b.N; i++ {
+			sink := &countingSink{}
+			p := newP(sink)
+			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			base := heapBytes()
+			peak = base
+			start := time.Now()
+			sampler := &heapSampler{next: p, peak: &peak}
+			explode(b, sampler, newTraceBuilder(byte(i+1), "runaway-agent"), total, per)
+			if err := p.Shutdown(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			elapsed += time.Since(start)
+			outSpans, summaries = sink.spans.Load(), sink.summaries.Load()
+		}
+		b.ReportMetric(float64(outSpans), "out-spans")
+		b.ReportMetric(float64(summaries), "summary-spans")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N*total), "ns/span")
+	}
+	b.Run("span_guard", func(b *testing.B) {
+		run(b, func(next consumer.Traces) processor.Traces {
+			return newGuardProcessor(b, next, func(c *Config) { c.TraceBudget.MaxSpans = budget })
+		})
+	})
+	b.Run("batchprocessor", func(b *testing.B) {
+		run(b, func(next consumer.Traces) processor.Traces { return newBatchProcessor(b, next) })
+	})
+}
+
+// heapSampler passes requests on and samples the heap after each.
+type heapSampler struct {
+	next consumer.Traces
+	peak *uint64
+}
+
+func (h *heapSampler) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	err := h.next.ConsumeTraces(ctx, td)
+	if v := heapBytes(); v > *h.peak {
+		*h.peak = v
+	}
+	return err
+}
+
