@@ -209,7 +209,7 @@ func sumValue(t *testing.T, md pmetric.Metrics, name string, attrs map[string]an
 	return m.Sum().DataPoints().At(i).IntValue()
 }
 
-func histogramPoint(t *testing.T, md pmetric.Metrics, name string, attrs map[string]any) pmetric.HistogramDataPoint {
+func histPoint(t *testing.T, md pmetric.Metrics, name string, attrs map[string]any) pmetric.HistogramDataPoint {
 	m, i := point(t, md, name, attrs)
 	return m.Histogram().DataPoints().At(i)
 }
@@ -227,20 +227,20 @@ func TestSemantics(t *testing.T) {
 	gpt := map[string]any{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18", "tenant": "acme", "error.type": nil}
 
 	// Two streaming chats of the same series: durations 1.2 s and 3 s.
-	d := histogramPoint(t, md, "gen_ai.client.operation.duration", gpt)
+	d := histPoint(t, md, "gen_ai.client.operation.duration", gpt)
 	assert.Equal(t, uint64(2), d.Count())
 	assert.InDelta(t, 4.2, d.Sum(), 1e-9)
 	assert.Equal(t, []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}, d.ExplicitBounds().AsRaw())
 	assert.Equal(t, uint64(1), d.BucketCounts().At(7)) // 1.2 s in (0.64, 1.28]
 	assert.Equal(t, uint64(1), d.BucketCounts().At(9)) // 3 s in (2.56, 5.12]
-	ttft := histogramPoint(t, md, "gen_ai.client.operation.time_to_first_chunk", gpt)
+	ttft := histPoint(t, md, "gen_ai.client.operation.time_to_first_chunk", gpt)
 	assert.InDelta(t, 1.25, ttft.Sum(), 1e-9)
 	// Time per output chunk: (1.2-0.35)/47 and (3-0.9)/200.
-	tpot := histogramPoint(t, md, "gen_ai.client.operation.time_per_output_chunk", gpt)
+	tpot := histPoint(t, md, "gen_ai.client.operation.time_per_output_chunk", gpt)
 	assert.InDelta(t, 0.85/47+2.1/200, tpot.Sum(), 1e-9)
-	in := histogramPoint(t, md, "gen_ai.client.token.usage", map[string]any{"gen_ai.token.type": "input", "tenant": "acme", "gen_ai.response.model": "gpt-4o-mini-2024-07-18"})
+	in := histPoint(t, md, "gen_ai.client.token.usage", map[string]any{"gen_ai.token.type": "input", "tenant": "acme", "gen_ai.response.model": "gpt-4o-mini-2024-07-18"})
 	assert.Equal(t, 1020.0, in.Sum())
-	out := histogramPoint(t, md, "gen_ai.client.token.usage", map[string]any{"gen_ai.token.type": "output", "tenant": "acme", "gen_ai.response.model": "gpt-4o-mini-2024-07-18"})
+	out := histPoint(t, md, "gen_ai.client.token.usage", map[string]any{"gen_ai.token.type": "output", "tenant": "acme", "gen_ai.response.model": "gpt-4o-mini-2024-07-18"})
 	assert.Equal(t, 249.0, out.Sum())
 
 	// Golden signals.
@@ -264,16 +264,16 @@ func TestSemantics(t *testing.T) {
 
 	// Deprecated names: gen_ai.system az.ai.openai → azure.ai.openai, prompt/completion tokens.
 	legacy := map[string]any{"gen_ai.provider.name": "azure.ai.openai", "gen_ai.request.model": "gpt-35-turbo", "gen_ai.token.type": "input"}
-	assert.Equal(t, 50.0, histogramPoint(t, md, "gen_ai.client.token.usage", legacy).Sum())
+	assert.Equal(t, 50.0, histPoint(t, md, "gen_ai.client.token.usage", legacy).Sum())
 	legacy["gen_ai.token.type"] = "output"
-	assert.Equal(t, 10.0, histogramPoint(t, md, "gen_ai.client.token.usage", legacy).Sum())
+	assert.Equal(t, 10.0, histPoint(t, md, "gen_ai.client.token.usage", legacy).Sum())
 	// Server spans.
 	srv := map[string]any{"gen_ai.provider.name": "vllm"}
-	assert.Equal(t, uint64(2), histogramPoint(t, md, "gen_ai.server.request.duration", srv).Count())
-	sttft := histogramPoint(t, md, "gen_ai.server.time_to_first_token", srv)
+	assert.Equal(t, uint64(2), histPoint(t, md, "gen_ai.server.request.duration", srv).Count())
+	sttft := histPoint(t, md, "gen_ai.server.time_to_first_token", srv)
 	assert.InDelta(t, 0.345, sttft.Sum(), 1e-9)
 	assert.Len(t, sttft.ExplicitBounds().AsRaw(), 16)
-	stpot := histogramPoint(t, md, "gen_ai.server.time_per_output_token", srv)
+	stpot := histPoint(t, md, "gen_ai.server.time_per_output_token", srv)
 	assert.InDelta(t, 1.955/127+3.7/255, stpot.Sum(), 1e-9)
 
 	// Resource attributes: only the configured ones survive.
@@ -397,7 +397,7 @@ func TestDeltaResetsState(t *testing.T) {
 
 	require.Len(t, sink.AllMetrics(), 2)
 	second := sink.AllMetrics()[1]
-	p := histogramPoint(t, second, "gen_ai.client.operation.duration", map[string]any{"gen_ai.request.model": "model-0"})
+	p := histPoint(t, second, "gen_ai.client.operation.duration", map[string]any{"gen_ai.request.model": "model-0"})
 	assert.Equal(t, uint64(1), p.Count())
 	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(time.Second)), p.StartTimestamp())
 	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(2*time.Second)), p.Timestamp())
@@ -420,10 +420,10 @@ func TestCumulativeKeepsStateAndExpires(t *testing.T) {
 	c.flush(context.Background())
 
 	second := sink.AllMetrics()[1]
-	p := histogramPoint(t, second, "gen_ai.client.operation.duration", map[string]any{"gen_ai.request.model": "model-0"})
+	p := histPoint(t, second, "gen_ai.client.operation.duration", map[string]any{"gen_ai.request.model": "model-0"})
 	assert.Equal(t, uint64(2), p.Count())
 	assert.Equal(t, pcommon.NewTimestampFromTime(t0), p.StartTimestamp())
-	assert.Equal(t, uint64(1), histogramPoint(t, second, "gen_ai.client.operation.duration", map[string]any{"gen_ai.request.model": "model-1"}).Count())
+	assert.Equal(t, uint64(1), histPoint(t, second, "gen_ai.client.operation.duration", map[string]any{"gen_ai.request.model": "model-1"}).Count())
 
 	// model-1 was last seen 31 s before this flush, model-0 just now.
 	clk.t = clk.t.Add(45 * time.Second)

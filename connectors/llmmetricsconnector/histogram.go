@@ -74,12 +74,7 @@ func (h *histogram) reset() {
 func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pcommon.Map {
 	if h.expo != nil {
 		dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(start)
-		dp.SetTimestamp(now)
-		dp.SetCount(h.count)
-		dp.SetSum(h.sum)
-		dp.SetMin(h.min)
-		dp.SetMax(h.max)
+		h.setCommon(dp, start, now)
 		dp.SetScale(h.expo.Scale())
 		dp.SetZeroCount(h.expo.ZeroCount())
 		pos := h.expo.Positive()
@@ -92,12 +87,7 @@ func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pco
 		return dp.Attributes()
 	}
 	dp := m.Histogram().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(now)
-	dp.SetCount(h.count)
-	dp.SetSum(h.sum)
-	dp.SetMin(h.min)
-	dp.SetMax(h.max)
+	h.setCommon(dp, start, now)
 	dp.ExplicitBounds().FromRaw(h.bounds)
 	if h.counts == nil {
 		dp.BucketCounts().FromRaw(make([]uint64, len(h.bounds)+1))
@@ -105,6 +95,25 @@ func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pco
 		dp.BucketCounts().FromRaw(h.counts)
 	}
 	return dp.Attributes()
+}
+
+// histogramPoint is what explicit and exponential histogram points share.
+type histogramPoint interface {
+	SetStartTimestamp(pcommon.Timestamp)
+	SetTimestamp(pcommon.Timestamp)
+	SetCount(uint64)
+	SetSum(float64)
+	SetMin(float64)
+	SetMax(float64)
+}
+
+func (h *histogram) setCommon(dp histogramPoint, start, now pcommon.Timestamp) {
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(now)
+	dp.SetCount(h.count)
+	dp.SetSum(h.sum)
+	dp.SetMin(h.min)
+	dp.SetMax(h.max)
 }
 
 // finite reports whether v can be recorded.

@@ -58,30 +58,31 @@ type telemetry struct {
 	spanAttrs [numSpanOutcomes]metric.MeasurementOption
 }
 
+// instrument describes one counter of the component's own telemetry.
+type instrument struct {
+	dst              *metric.Int64Counter
+	name, desc, unit string
+}
+
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	m := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{}
-	var errs, err error
-	t.spans, err = m.Int64Counter("otelcol_llm_metrics_spans",
-		metric.WithDescription("Spans the connector looked at, by outcome (recorded, overflow, not_genai, invalid)."), metric.WithUnit("{span}"))
-	errs = errors.Join(errs, err)
-	t.overflowPts, err = m.Int64Counter("otelcol_llm_metrics_overflow_points",
-		metric.WithDescription("Measurements aggregated into an overflow series (otel.metric.overflow=true) because aggregation_cardinality_limit was reached."), metric.WithUnit("{point}"))
-	errs = errors.Join(errs, err)
-	t.ignored, err = m.Int64Counter("otelcol_llm_metrics_ignored_values",
-		metric.WithDescription("Span attribute values the connector could not use, by attribute and reason."), metric.WithUnit("{value}"))
-	errs = errors.Join(errs, err)
+	var errs error
+	for _, c := range []instrument{
+		{&t.spans, "otelcol_llm_metrics_spans", "Spans the connector looked at, by outcome (recorded, overflow, not_genai, invalid).", "{span}"},
+		{&t.overflowPts, "otelcol_llm_metrics_overflow_points", "Measurements aggregated into an overflow series (otel.metric.overflow=true) because aggregation_cardinality_limit was reached.", "{point}"},
+		{&t.ignored, "otelcol_llm_metrics_ignored_values", "Span attribute values the connector could not use, by attribute and reason.", "{value}"},
+		{&t.expiredSeries, "otelcol_llm_metrics_expired_series", "Cumulative series removed after series_expiration without data.", "{series}"},
+		{&t.flushes, "otelcol_llm_metrics_flushes", "Flushes to the next consumer, by outcome (success, error).", "{flush}"},
+		{&t.lostPoints, "otelcol_llm_metrics_lost_points", "Data points the next consumer refused, by reason.", "{point}"},
+	} {
+		var err error
+		*c.dst, err = m.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit))
+		errs = errors.Join(errs, err)
+	}
+	var err error
 	t.series, err = m.Int64Gauge("otelcol_llm_metrics_series",
 		metric.WithDescription("Series held in the connector's state after the last flush."), metric.WithUnit("{series}"))
-	errs = errors.Join(errs, err)
-	t.expiredSeries, err = m.Int64Counter("otelcol_llm_metrics_expired_series",
-		metric.WithDescription("Cumulative series removed after series_expiration without data."), metric.WithUnit("{series}"))
-	errs = errors.Join(errs, err)
-	t.flushes, err = m.Int64Counter("otelcol_llm_metrics_flushes",
-		metric.WithDescription("Flushes to the next consumer, by outcome (success, error)."), metric.WithUnit("{flush}"))
-	errs = errors.Join(errs, err)
-	t.lostPoints, err = m.Int64Counter("otelcol_llm_metrics_lost_points",
-		metric.WithDescription("Data points the next consumer refused, by reason."), metric.WithUnit("{point}"))
 	errs = errors.Join(errs, err)
 	for i, name := range spanOutcomeNames {
 		t.spanAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", name)))
