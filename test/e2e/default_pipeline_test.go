@@ -1,0 +1,196 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"google.golang.org/grpc"
+)
+
+// otlpSink is an OTLP/gRPC trace server that counts every span it receives,
+// by span id, so duplicates and losses both show.
+type otlpSink struct {
+	ptraceotlp.UnimplementedGRPCServer
+	mu    sync.Mutex
+	spans map[string]int
+	total int
+}
+
+func (s *otlpSink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rss := req.Traces().ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				s.spans[spans.At(k).SpanID().String()]++
+				s.total++
+			}
+		}
+	}
+	return ptraceotlp.NewExportResponse(), nil
+}
+
+func (s *otlpSink) counts() (total, distinct int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total, len(s.spans)
+}
+
+// startOTLPSink serves an OTLP/gRPC trace endpoint on loopback.
+func startOTLPSink(t *testing.T) (*otlpSink, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer()
+	sink := &otlpSink{spans: map[string]int{}}
+	ptraceotlp.RegisterGRPCServer(srv, sink)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	return sink, l.Addr().String()
+}
+
+// forwardOverlay adds an OTLP exporter to the default configuration's trace
+// pipeline; the collector merges it over builtin:default.
+func forwardOverlay(t *testing.T, sinkAddr string) string {
+	return writeFile(t, "forward.yaml", fmt.Sprintf(`
+exporters:
+  otlp_grpc/sink:
+    endpoint: %s
+    tls:
+      insecure: true
+service:
+  pipelines:
+    traces:
+      exporters: [debug, otlp_grpc/sink]
+`, sinkAddr))
+}
+
+// TestDefaultConfigForwardsTraces starts the collector on the compiled-in
+// default configuration, sends traces with the OpenTelemetry Go SDK over
+// OTLP/gRPC, and counts them at an OTLP server run by the test: every span
+// arrives exactly once. The collector's own metrics agree, its health check
+// answers, and SIGTERM stops it cleanly.
+func TestDefaultConfigForwardsTraces(t *testing.T) {
+	sink, sinkAddr := startOTLPSink(t)
+	col := StartCollector(t, "--config", "builtin:default", "--config", "file:"+forwardOverlay(t, sinkAddr))
+	col.WaitHealthy(t, 30*time.Second)
+
+	const traces, spansPerTrace = 50, 20
+	sendTraces(t, fmt.Sprintf("127.0.0.1:%d", col.OTLPGRPCPort), traces, spansPerTrace)
+	const want = traces * spansPerTrace
+
+	require.Eventually(t, func() bool {
+		total, _ := sink.counts()
+		return total >= want
+	}, 30*time.Second, 50*time.Millisecond, "the sink did not receive %d spans", want)
+	// Give a duplicate a chance to show before counting exactly.
+	time.Sleep(500 * time.Millisecond)
+	total, distinct := sink.counts()
+	assert.Equal(t, want, total, "spans received by the sink")
+	assert.Equal(t, want, distinct, "distinct span ids received by the sink")
+
+	// The collector's self-metrics count the same spans in and out.
+	metrics := scrape(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", col.MetricsPort))
+	assert.Equal(t, float64(want), sumSeries(t, metrics, "otelcol_receiver_accepted_spans", `receiver="otlp"`))
+	assert.Equal(t, float64(want), sumSeries(t, metrics, "otelcol_exporter_sent_spans", `exporter="otlp_grpc/sink"`))
+
+	require.NoError(t, col.Stop(t, 15*time.Second), "collector did not exit cleanly:\n%s", col.Output())
+	assert.Contains(t, col.Output(), "Shutdown complete")
+}
+
+// TestHealthCheckAndShutdown checks the health endpoint's answer and that
+// SIGTERM ends the process with status 0 within a bounded time.
+func TestHealthCheckAndShutdown(t *testing.T) {
+	col := StartCollector(t, "--config", "builtin:default")
+	col.WaitHealthy(t, 30*time.Second)
+
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", col.HealthPort))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "Server available")
+
+	start := time.Now()
+	require.NoError(t, col.Stop(t, 15*time.Second), "collector did not exit cleanly:\n%s", col.Output())
+	t.Logf("collector stopped %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+
+	// Once stopped, nothing listens on its ports any more.
+	_, err = net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", col.OTLPGRPCPort), time.Second)
+	assert.Error(t, err, "OTLP port still open after shutdown")
+}
+
+func sendTraces(t *testing.T, endpoint string, traces, spansPerTrace int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp, sdktrace.WithMaxExportBatchSize(256), sdktrace.WithMaxQueueSize(traces*spansPerTrace)),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("e2e-client"))),
+	)
+	tracer := tp.Tracer("otelcol-llm/e2e")
+	for i := 0; i < traces; i++ {
+		rctx, root := tracer.Start(ctx, "POST /v1/chat/completions")
+		for j := 1; j < spansPerTrace; j++ {
+			_, child := tracer.Start(rctx, "chat gpt-test")
+			child.End()
+		}
+		root.End()
+	}
+	require.NoError(t, tp.ForceFlush(ctx))
+	require.NoError(t, tp.Shutdown(ctx))
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(body)
+}
+
+// sumSeries adds the values of every sample of metric (with or without the
+// _total suffix) whose labels contain labelMatch.
+func sumSeries(t *testing.T, exposition, metric, labelMatch string) float64 {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(metric) + `(?:_total)?\{([^}]*)\} ([0-9.eE+-]+)$`)
+	var sum float64
+	found := false
+	for _, m := range re.FindAllStringSubmatch(exposition, -1) {
+		if !regexp.MustCompile(regexp.QuoteMeta(labelMatch)).MatchString(m[1]) {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		sum += v
+		found = true
+	}
+	require.True(t, found, "no sample of %s{%s} in:\n%s", metric, labelMatch, exposition)
+	return sum
+}
