@@ -1,0 +1,386 @@
+package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor"
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Derived attributes in the project namespace (no GenAI equivalent).
+const (
+	attrTTFC             = "gen_ai.response.time_to_first_chunk"
+	attrTimePerOutToken  = "otelcol_llm.time_per_output_token"
+	attrOutTokensPerSec  = "otelcol_llm.output_tokens_per_second"
+	attrCostTotal        = "otelcol_llm.cost.usd"
+	attrCostInput        = "otelcol_llm.cost.input_usd"
+	attrCostOutput       = "otelcol_llm.cost.output_usd"
+	attrCostPriceModel   = "otelcol_llm.cost.price_model"
+	attrUsageInput       = "gen_ai.usage.input_tokens"
+	attrUsageOutput      = "gen_ai.usage.output_tokens"
+	attrUsageCacheRead   = "gen_ai.usage.cache_read.input_tokens"
+	eventMessageSynthKey = "span events"
+)
+
+// eventSource is the synthetic message source of per-message span events.
+var (
+	eventInputSource  = &msgSource{direction: dirInput, layout: layoutChatJSON, order: 1 << 30}
+	eventOutputSource = &msgSource{direction: dirOutput, layout: layoutChatJSON, order: 1 << 30}
+)
+
+// collectEvents turns the per-message span events of OTel GenAI <= v1.36
+// (gen_ai.user.message, gen_ai.choice, ...) and OpenLIT's content events
+// into a chat message source. They are removed with the originals.
+func (n *normalizer) collectEvents(it *item, s *scratch) {
+	evs := it.span.Events()
+	if evs.Len() == 0 {
+		return
+	}
+	var in, out []any
+	for i := 0; i < evs.Len(); i++ {
+		ev := evs.At(i)
+		ei, ok := n.t.events[ev.Name()]
+		if !ok {
+			continue
+		}
+		a := ev.Attributes()
+		role := strings.TrimSuffix(strings.TrimPrefix(ev.Name(), "gen_ai."), ".message")
+		msg := map[string]any{"role": role}
+		switch ev.Name() {
+		case "gen_ai.content.prompt", "gen_ai.content.completion":
+			key := "gen_ai.prompt"
+			if ei.direction == dirOutput {
+				key = "gen_ai.completion"
+			}
+			v, ok := a.Get(key)
+			if !ok {
+				continue
+			}
+			if msgs, sys, ok := messagesFromJSON(v.AsString(), ei.direction); ok && len(sys) == 0 {
+				for _, m := range msgs {
+					msg := map[string]any{"role": m.Role, "parts": partsToAny(m.Parts)}
+					if ei.direction == dirOutput {
+						out = append(out, msg)
+					} else {
+						in = append(in, msg)
+					}
+				}
+				continue
+			}
+			msg["role"] = defaultRole(ei.direction)
+			msg["content"] = v.AsString()
+		case "gen_ai.choice":
+			msg["role"] = "assistant"
+			if m, ok := a.Get("message"); ok {
+				var inner map[string]any
+				if m.Type() == pcommon.ValueTypeMap {
+					inner = m.Map().AsRaw()
+				} else if msgs, _, ok := messagesFromJSON(m.AsString(), dirOutput); ok && len(msgs) == 1 {
+					inner = map[string]any{"role": msgs[0].Role, "parts": partsToAny(msgs[0].Parts)}
+				} else {
+					inner = map[string]any{"content": m.AsString()}
+				}
+				for k, v := range inner {
+					msg[k] = v
+				}
+				if _, ok := msg["role"].(string); !ok {
+					msg["role"] = "assistant"
+				}
+			}
+			if f, ok := a.Get("finish_reason"); ok {
+				msg["finish_reason"] = f.AsString()
+			}
+		default:
+			if c, ok := a.Get("content"); ok {
+				msg["content"] = c.AsString()
+			}
+			if id, ok := a.Get("id"); ok {
+				msg["tool_call_id"] = id.AsString()
+			}
+			if tc, ok := a.Get("tool_calls"); ok {
+				msg["tool_calls"] = rawOf(tc)
+			}
+		}
+		if ei.direction == dirOutput {
+			out = append(out, msg)
+		} else {
+			in = append(in, msg)
+		}
+	}
+	if len(in) > 0 {
+		s.msgs.exact = append(s.msgs.exact, exactMsg{src: eventInputSource, key: eventMessageSynthKey, value: marshalJSON(in)})
+	}
+	if len(out) > 0 {
+		s.msgs.exact = append(s.msgs.exact, exactMsg{src: eventOutputSource, key: eventMessageSynthKey, value: marshalJSON(out)})
+	}
+}
+
+func partsToAny(parts []msgPart) []any {
+	var out []any
+	if err := json.Unmarshal([]byte(marshalJSON(parts)), &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// buildMessages writes gen_ai.input.messages / output.messages /
+// system_instructions / tool.definitions from the collected sources.
+func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
+	var finish []string
+	if v, ok := it.attrs.Get(attrFinishReasons); ok && v.Type() == pcommon.ValueTypeSlice {
+		for i := 0; i < v.Slice().Len(); i++ {
+			finish = append(finish, v.Slice().At(i).AsString())
+		}
+	} else {
+		for _, w := range s.writes {
+			if w.target == attrFinishReasons {
+				finish = w.v.arr
+			}
+		}
+	}
+	fr := n.t.values["finish_reason"]
+	mapFinish := func(f string) string {
+		if m, ok := fr[lowerASCII(f)]; ok {
+			return m
+		}
+		return f
+	}
+	b := s.msgs.build(finish, mapFinish)
+	for _, k := range b.invalid {
+		if k == eventMessageSynthKey {
+			continue
+		}
+		s.unmapped = append(s.unmapped, k)
+		st.attr(n.dialectOfKey(k), attrInvalid)
+	}
+	add := func(target, value string, keys []string) {
+		if value == "" {
+			return
+		}
+		var src []string
+		for _, k := range keys {
+			if k != eventMessageSynthKey {
+				src = append(src, k)
+			}
+		}
+		// Under a content policy other than keep, the foreign originals must
+		// not survive next to the policed official attribute.
+		if g := contentGroupOf(target); g != groupNone && n.policy.active_&(1<<g) != 0 {
+			s.force = append(s.force, src...)
+		}
+		s.writes = append(s.writes, pendingWrite{target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src})
+		for range src {
+			st.attr(n.dialectOfKey(src[0]), attrMapped)
+		}
+	}
+	add(attrInputMessages, b.input, b.inputKeys)
+	add(attrSystemInstr, b.system, nil)
+	add(attrOutputMsgs, b.output, b.outputKeys)
+	add(attrToolDefs, b.tools, b.toolKeys)
+	if len(b.finishReasons) > 0 && len(finish) == 0 {
+		s.writes = append(s.writes, pendingWrite{target: attrFinishReasons, v: val{kind: typeStringArray, arr: b.finishReasons}, priority: 50})
+	}
+	// Per-message events that went into the messages are removed with the originals.
+	if n.cfg.RemoveOriginals && it.isSpan {
+		_, hasIn := it.attrs.Get(attrInputMessages)
+		_, hasOut := it.attrs.Get(attrOutputMsgs)
+		if (hasIn && !n.cfg.Overwrite) || (hasOut && !n.cfg.Overwrite) {
+			return
+		}
+		it.span.Events().RemoveIf(func(ev ptrace.SpanEvent) bool {
+			_, ok := n.t.events[ev.Name()]
+			return ok
+		})
+	}
+}
+
+// finishSpan fixes the span name and kind and derives timing and cost.
+func (n *normalizer) finishSpan(it *item, d int, s *scratch) bool {
+	changed := false
+	attrs := it.attrs
+	opV, ok := attrs.Get(attrOperationName)
+	if !ok {
+		return false
+	}
+	op := opV.Str()
+	inference := isInference(op)
+	foreign := d >= 0 && d != n.t.legacyIdx
+	if inference && (foreign || d == n.t.legacyIdx && !isOfficialName(it.name, op)) {
+		if n.cfg.Span.Rename {
+			name := op
+			if m, ok := attrs.Get(attrRequestModel); ok && m.Str() != "" {
+				name = op + " " + m.Str()
+			}
+			if name != it.name {
+				if !n.cfg.RemoveOriginals {
+					attrs.PutStr(attrOriginalSpanName, it.name)
+				}
+				it.span.SetName(name)
+				changed = true
+			}
+		}
+		if n.cfg.Span.SetKind && it.span.Kind() != ptrace.SpanKindClient {
+			it.span.SetKind(ptrace.SpanKindClient)
+			changed = true
+		}
+	}
+	if !inference {
+		return changed
+	}
+	if n.cfg.Derive.Timing && op != "embeddings" && n.deriveTiming(it) {
+		changed = true
+	}
+	if n.prices.enabled() && n.deriveCost(attrs) {
+		changed = true
+	}
+	return changed
+}
+
+// isOfficialName reports whether a span already has a GenAI-shaped name.
+func isOfficialName(name, op string) bool {
+	return name == op || strings.HasPrefix(name, op+" ")
+}
+
+func (n *normalizer) putIfAbsent(m pcommon.Map, k string, v float64) bool {
+	if _, ok := m.Get(k); ok && !n.cfg.Overwrite {
+		return false
+	}
+	m.PutDouble(k, v)
+	return true
+}
+
+// deriveTiming sets time to first chunk from a first-chunk event when it is
+// missing, then time per output token and output tokens per second.
+func (n *normalizer) deriveTiming(it *item) bool {
+	attrs := it.attrs
+	changed := false
+	start, end := it.span.StartTimestamp(), it.span.EndTimestamp()
+	ttfc, hasTTFC := 0.0, false
+	if v, ok := attrs.Get(attrTTFC); ok {
+		ttfc, hasTTFC = toFloat(rawOf(v))
+	} else if len(n.firstEv) > 0 && start > 0 {
+		evs := it.span.Events()
+		first := pcommon.Timestamp(0)
+		for i := 0; i < evs.Len(); i++ {
+			ev := evs.At(i)
+			if n.firstEv[ev.Name()] && ev.Timestamp() >= start && (first == 0 || ev.Timestamp() < first) {
+				first = ev.Timestamp()
+			}
+		}
+		if first > 0 {
+			ttfc, hasTTFC = float64(first-start)/1e9, true
+			attrs.PutDouble(attrTTFC, ttfc)
+			changed = true
+		}
+	}
+	outV, ok := attrs.Get(attrUsageOutput)
+	if !ok || end <= start || start == 0 {
+		return changed
+	}
+	out, ok := toInt(rawOf(outV))
+	if !ok || out <= 0 {
+		return changed
+	}
+	dur := float64(end-start) / 1e9
+	decode := dur
+	if hasTTFC && ttfc >= 0 && ttfc < dur {
+		decode = dur - ttfc
+		if out > 1 && n.putIfAbsent(attrs, attrTimePerOutToken, decode/float64(out-1)) {
+			changed = true
+		}
+	}
+	if decode > 0 && n.putIfAbsent(attrs, attrOutTokensPerSec, float64(out)/decode) {
+		changed = true
+	}
+	return changed
+}
+
+// --- cost ---------------------------------------------------------------------
+
+type priceTable struct {
+	exact  map[string][]PriceConfig
+	prefix []PriceConfig // longest prefix first
+}
+
+func newPriceTable(prices []PriceConfig) *priceTable {
+	pt := &priceTable{exact: map[string][]PriceConfig{}}
+	for _, p := range prices {
+		if strings.HasSuffix(p.Model, "*") {
+			pt.prefix = append(pt.prefix, p)
+			continue
+		}
+		pt.exact[p.Model] = append(pt.exact[p.Model], p)
+	}
+	sort.SliceStable(pt.prefix, func(i, j int) bool { return len(pt.prefix[i].Model) > len(pt.prefix[j].Model) })
+	return pt
+}
+
+func (pt *priceTable) enabled() bool { return len(pt.exact) > 0 || len(pt.prefix) > 0 }
+
+func (pt *priceTable) lookup(model, provider string) (PriceConfig, bool) {
+	for _, p := range pt.exact[model] {
+		if p.Provider == "" || p.Provider == provider {
+			return p, true
+		}
+	}
+	for _, p := range pt.prefix {
+		if strings.HasPrefix(model, strings.TrimSuffix(p.Model, "*")) && (p.Provider == "" || p.Provider == provider) {
+			return p, true
+		}
+	}
+	return PriceConfig{}, false
+}
+
+// deriveCost prices the span's own usage (never a roll-up of its children,
+// which is kept out of gen_ai.usage.* on wrapper spans).
+func (n *normalizer) deriveCost(attrs pcommon.Map) bool {
+	if _, ok := attrs.Get(attrCostTotal); ok && !n.cfg.Overwrite {
+		return false
+	}
+	provider := ""
+	if v, ok := attrs.Get(attrProviderName); ok {
+		provider = v.AsString()
+	}
+	var price PriceConfig
+	found := false
+	for _, k := range []string{attrResponseModel, attrRequestModel} {
+		if v, ok := attrs.Get(k); ok {
+			if p, ok := n.prices.lookup(v.AsString(), provider); ok {
+				price, found = p, true
+				break
+			}
+		}
+	}
+	if !found {
+		return false
+	}
+	get := func(k string) (int64, bool) {
+		v, ok := attrs.Get(k)
+		if !ok {
+			return 0, false
+		}
+		return toInt(rawOf(v))
+	}
+	in, okIn := get(attrUsageInput)
+	out, okOut := get(attrUsageOutput)
+	if !okIn && !okOut {
+		return false
+	}
+	cached, _ := get(attrUsageCacheRead)
+	if cached > in {
+		cached = in
+	}
+	cachedPrice := price.CachedInput
+	if cachedPrice == 0 {
+		cachedPrice = price.Input
+	}
+	inCost := (float64(in-cached)*price.Input + float64(cached)*cachedPrice) / 1e6
+	outCost := float64(out) * price.Output / 1e6
+	attrs.PutDouble(attrCostInput, inCost)
+	attrs.PutDouble(attrCostOutput, outCost)
+	attrs.PutDouble(attrCostTotal, inCost+outCost)
+	attrs.PutStr(attrCostPriceModel, price.Model)
+	return true
+}

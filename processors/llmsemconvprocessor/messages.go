@@ -1,0 +1,725 @@
+package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor"
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The GenAI message JSON schema (gen_ai.input.messages / gen_ai.output.messages):
+// each message has a role and a list of typed parts.
+
+type msgPart struct {
+	Type      string          `json:"type"`
+	Content   *string         `json:"content,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Response  json.RawMessage `json:"response,omitempty"`
+	Modality  string          `json:"modality,omitempty"`
+	URI       string          `json:"uri,omitempty"`
+}
+
+type message struct {
+	Role         string    `json:"role"`
+	Parts        []msgPart `json:"parts"`
+	Name         string    `json:"name,omitempty"`
+	FinishReason *string   `json:"finish_reason,omitempty"`
+}
+
+type toolDef struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+func textPart(s string) msgPart { return msgPart{Type: "text", Content: &s} }
+
+// rawJSON keeps s as JSON when it is a JSON value, else as a JSON string.
+func rawJSON(s string) json.RawMessage {
+	t := strings.TrimSpace(s)
+	if t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func rawAny(x any) json.RawMessage {
+	if s, ok := x.(string); ok {
+		return rawJSON(s)
+	}
+	if x == nil {
+		return nil
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func marshalJSON(x any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// --- indexed attributes (llm.input_messages.N.*, gen_ai.prompt.N.*) -------
+
+type indexedMsg struct {
+	role, content, name, toolCallID, finish string
+	contents                                map[int]*indexedContent
+	toolCalls                               map[int]*indexedToolCall
+}
+
+type indexedContent struct{ typ, text, url string }
+
+type indexedToolCall struct{ id, name, args string }
+
+type indexedTool struct{ name, description, parameters, schema string }
+
+// indexedAcc accumulates the attributes of one indexed message source.
+type indexedAcc struct {
+	src   *msgSource
+	msgs  map[int]*indexedMsg
+	tools map[int]*indexedTool
+	keys  []string
+}
+
+// splitIndex splits "3.message.role" into 3 and "message.role".
+func splitIndex(rest string) (int, string, bool) {
+	i := strings.IndexByte(rest, '.')
+	if i <= 0 {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(rest[:i])
+	if err != nil || n < 0 || n > 1<<20 {
+		return 0, "", false
+	}
+	return n, rest[i+1:], true
+}
+
+// add records one indexed attribute; false when the key has no known meaning.
+func (a *indexedAcc) add(key, value string) bool {
+	n, rest, ok := splitIndex(key[len(a.src.prefix):])
+	if !ok {
+		return false
+	}
+	switch a.src.layout {
+	case layoutOpenInferenceTools, layoutIndexedTools:
+		if a.tools == nil {
+			a.tools = map[int]*indexedTool{}
+		}
+		t := a.tools[n]
+		if t == nil {
+			t = &indexedTool{}
+			a.tools[n] = t
+		}
+		switch rest {
+		case "tool.json_schema":
+			t.schema = value
+		case "name":
+			t.name = value
+		case "description":
+			t.description = value
+		case "parameters":
+			t.parameters = value
+		default:
+			return false
+		}
+		return true
+	}
+	if a.msgs == nil {
+		a.msgs = map[int]*indexedMsg{}
+	}
+	m := a.msgs[n]
+	if m == nil {
+		m = &indexedMsg{}
+		a.msgs[n] = m
+	}
+	if a.src.layout == layoutOpenInference {
+		if !strings.HasPrefix(rest, "message.") {
+			return false
+		}
+		rest = rest[len("message."):]
+	}
+	switch rest {
+	case "role":
+		m.role = value
+	case "content":
+		m.content = value
+	case "name":
+		m.name = value
+	case "tool_call_id":
+		m.toolCallID = value
+	case "finish_reason":
+		m.finish = value
+	default:
+		return m.addNested(a.src.layout, rest, value)
+	}
+	return true
+}
+
+func (m *indexedMsg) addNested(lay layout, rest, value string) bool {
+	switch {
+	case strings.HasPrefix(rest, "contents."):
+		n, field, ok := splitIndex(rest[len("contents."):])
+		if !ok {
+			return false
+		}
+		if m.contents == nil {
+			m.contents = map[int]*indexedContent{}
+		}
+		c := m.contents[n]
+		if c == nil {
+			c = &indexedContent{}
+			m.contents[n] = c
+		}
+		switch strings.TrimPrefix(field, "message_content.") {
+		case "type":
+			c.typ = value
+		case "text":
+			c.text = value
+		case "image.image.url", "image.url":
+			c.url = value
+		default:
+			return false
+		}
+		return true
+	case strings.HasPrefix(rest, "tool_calls."):
+		n, field, ok := splitIndex(rest[len("tool_calls."):])
+		if !ok {
+			return false
+		}
+		if m.toolCalls == nil {
+			m.toolCalls = map[int]*indexedToolCall{}
+		}
+		tc := m.toolCalls[n]
+		if tc == nil {
+			tc = &indexedToolCall{}
+			m.toolCalls[n] = tc
+		}
+		if lay == layoutOpenInference {
+			field = strings.TrimPrefix(field, "tool_call.")
+		}
+		switch field {
+		case "id":
+			tc.id = value
+		case "function.name", "name":
+			tc.name = value
+		case "function.arguments", "arguments":
+			tc.args = value
+		default:
+			return false
+		}
+		return true
+	case rest == "function_call.name":
+		m.toolCall(0).name = value
+		return true
+	case rest == "function_call.arguments":
+		m.toolCall(0).args = value
+		return true
+	}
+	return false
+}
+
+func (m *indexedMsg) toolCall(n int) *indexedToolCall {
+	if m.toolCalls == nil {
+		m.toolCalls = map[int]*indexedToolCall{}
+	}
+	if m.toolCalls[n] == nil {
+		m.toolCalls[n] = &indexedToolCall{}
+	}
+	return m.toolCalls[n]
+}
+
+func sortedKeys[T any](m map[int]T) []int {
+	ks := make([]int, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	return ks
+}
+
+func (a *indexedAcc) messages(dir direction) []message {
+	out := make([]message, 0, len(a.msgs))
+	for _, n := range sortedKeys(a.msgs) {
+		im := a.msgs[n]
+		msg := message{Role: im.role, Name: im.name}
+		if msg.Role == "" {
+			msg.Role = defaultRole(dir)
+		}
+		if msg.Role == "tool" {
+			msg.Parts = append(msg.Parts, msgPart{Type: "tool_call_response", ID: im.toolCallID, Response: rawJSON(im.content)})
+		} else if im.content != "" {
+			if parts, ok := partsFromJSON(im.content); ok {
+				msg.Parts = append(msg.Parts, parts...)
+			} else {
+				msg.Parts = append(msg.Parts, textPart(im.content))
+			}
+		}
+		for _, cn := range sortedKeys(im.contents) {
+			c := im.contents[cn]
+			switch {
+			case c.url != "":
+				msg.Parts = append(msg.Parts, uriPart(c.url))
+			case c.text != "" || c.typ == "text":
+				msg.Parts = append(msg.Parts, textPart(c.text))
+			}
+		}
+		for _, tn := range sortedKeys(im.toolCalls) {
+			tc := im.toolCalls[tn]
+			msg.Parts = append(msg.Parts, msgPart{Type: "tool_call", ID: tc.id, Name: tc.name, Arguments: rawJSON(tc.args)})
+		}
+		if msg.Parts == nil {
+			msg.Parts = []msgPart{}
+		}
+		if dir == dirOutput && im.finish != "" {
+			f := im.finish
+			msg.FinishReason = &f
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+func (a *indexedAcc) toolDefs() []toolDef {
+	out := make([]toolDef, 0, len(a.tools))
+	for _, n := range sortedKeys(a.tools) {
+		t := a.tools[n]
+		if t.schema != "" {
+			if d, ok := toolDefFromJSON(t.schema); ok {
+				out = append(out, d)
+				continue
+			}
+		}
+		d := toolDef{Type: "function", Name: t.name, Description: t.description}
+		if t.parameters != "" {
+			d.Parameters = rawJSON(t.parameters)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func toolDefFromJSON(s string) (toolDef, bool) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return toolDef{}, false
+	}
+	if f, ok := m["function"].(map[string]any); ok {
+		m = f
+	}
+	name, _ := m["name"].(string)
+	if name == "" {
+		return toolDef{}, false
+	}
+	desc, _ := m["description"].(string)
+	d := toolDef{Type: "function", Name: name, Description: desc}
+	if p, ok := m["parameters"]; ok {
+		d.Parameters = rawAny(p)
+	} else if p, ok := m["inputSchema"]; ok {
+		d.Parameters = rawAny(p)
+	}
+	return d, true
+}
+
+func uriPart(u string) msgPart {
+	return msgPart{Type: "uri", Modality: "image", URI: u}
+}
+
+func defaultRole(dir direction) string {
+	if dir == dirOutput {
+		return "assistant"
+	}
+	return "user"
+}
+
+// --- JSON chat messages (OpenAI, Vercel AI SDK, Langfuse, GenAI shapes) -----
+
+func str(m map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s, ok := m[k].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// partsFromJSON reads a JSON array of content parts (OpenAI, Vercel AI SDK
+// or GenAI shapes).
+func partsFromJSON(s string) ([]msgPart, bool) {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "[") {
+		return nil, false
+	}
+	var arr []any
+	if err := json.Unmarshal([]byte(t), &arr); err != nil {
+		return nil, false
+	}
+	return partsFromAny(arr)
+}
+
+func partsFromAny(arr []any) ([]msgPart, bool) {
+	parts := make([]msgPart, 0, len(arr))
+	for _, e := range arr {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		typ := str(m, "type")
+		switch typ {
+		case "text", "input_text", "output_text":
+			parts = append(parts, textPart(str(m, "text", "content")))
+		case "reasoning":
+			c := str(m, "text", "content")
+			parts = append(parts, msgPart{Type: "reasoning", Content: &c})
+		case "image_url":
+			u := str(m, "url")
+			if iu, ok := m["image_url"].(map[string]any); ok {
+				u = str(iu, "url")
+			}
+			parts = append(parts, uriPart(u))
+		case "image":
+			parts = append(parts, uriPart(str(m, "image", "url")))
+		case "tool-call", "tool_call", "tool_use":
+			args := m["args"]
+			if args == nil {
+				args = m["input"]
+			}
+			if args == nil {
+				args = m["arguments"]
+			}
+			parts = append(parts, msgPart{Type: "tool_call", ID: str(m, "toolCallId", "id"), Name: str(m, "toolName", "name"), Arguments: rawAny(args)})
+		case "tool-result", "tool_call_response", "tool_result":
+			res := m["result"]
+			if res == nil {
+				res = m["output"]
+			}
+			if res == nil {
+				res = m["response"]
+			}
+			if res == nil {
+				res = m["content"]
+			}
+			parts = append(parts, msgPart{Type: "tool_call_response", ID: str(m, "toolCallId", "id", "tool_use_id"), Response: rawAny(res)})
+		default:
+			if typ == "" {
+				return nil, false
+			}
+			raw, _ := json.Marshal(m)
+			c := string(raw)
+			parts = append(parts, msgPart{Type: typ, Content: &c})
+		}
+	}
+	return parts, true
+}
+
+// messagesFromJSON reads a chat-shaped JSON value: an array of messages, or
+// an object with a "messages" array (and optionally "system" and "prompt").
+// System messages are returned separately.
+func messagesFromJSON(s string, dir direction) (msgs []message, system []msgPart, ok bool) {
+	t := strings.TrimSpace(s)
+	if t == "" || (t[0] != '[' && t[0] != '{') {
+		return nil, nil, false
+	}
+	var x any
+	if err := json.Unmarshal([]byte(t), &x); err != nil {
+		return nil, nil, false
+	}
+	var arr []any
+	switch v := x.(type) {
+	case []any:
+		arr = v
+	case map[string]any:
+		if sys, ok := v["system"].(string); ok && sys != "" {
+			system = append(system, textPart(sys))
+		}
+		if ms, ok := v["messages"].([]any); ok {
+			arr = ms
+		} else if p, ok := v["prompt"].(string); ok {
+			arr = []any{map[string]any{"role": defaultRole(dir), "content": p}}
+		} else if _, isMsg := v["role"]; isMsg {
+			arr = []any{v}
+		} else {
+			return nil, nil, false
+		}
+		if p, ok := v["prompt"].(string); ok && v["messages"] != nil && p != "" {
+			arr = append(arr, map[string]any{"role": "user", "content": p})
+		}
+	}
+	for _, e := range arr {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, nil, false
+		}
+		role := str(m, "role")
+		if role == "" {
+			return nil, nil, false
+		}
+		msg := message{Role: role, Name: str(m, "name")}
+		if ps, ok := m["parts"].([]any); ok {
+			parts, ok := partsFromAny(ps)
+			if !ok {
+				return nil, nil, false
+			}
+			msg.Parts = parts
+		}
+		switch c := m["content"].(type) {
+		case string:
+			if role == "tool" {
+				msg.Parts = append(msg.Parts, msgPart{Type: "tool_call_response", ID: str(m, "tool_call_id", "toolCallId"), Response: rawJSON(c)})
+			} else {
+				msg.Parts = append(msg.Parts, textPart(c))
+			}
+		case []any:
+			parts, ok := partsFromAny(c)
+			if !ok {
+				return nil, nil, false
+			}
+			msg.Parts = append(msg.Parts, parts...)
+		}
+		if tcs, ok := m["tool_calls"].([]any); ok {
+			for _, tc := range tcs {
+				tm, ok := tc.(map[string]any)
+				if !ok {
+					continue
+				}
+				p := msgPart{Type: "tool_call", ID: str(tm, "id"), Name: str(tm, "name")}
+				if f, ok := tm["function"].(map[string]any); ok {
+					p.Name = str(f, "name")
+					p.Arguments = rawAny(f["arguments"])
+				} else {
+					p.Arguments = rawAny(tm["arguments"])
+				}
+				msg.Parts = append(msg.Parts, p)
+			}
+		}
+		if msg.Parts == nil {
+			msg.Parts = []msgPart{}
+		}
+		if dir == dirOutput {
+			if f := str(m, "finish_reason"); f != "" {
+				msg.FinishReason = &f
+			}
+		}
+		if role == "system" && dir == dirInput {
+			system = append(system, msg.Parts...)
+			continue
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs, system, true
+}
+
+// toolCallsFromJSON reads the Vercel AI SDK ai.response.toolCalls array.
+func toolCallsFromJSON(s string) ([]msgPart, bool) {
+	var arr []map[string]any
+	if err := json.Unmarshal([]byte(s), &arr); err != nil {
+		return nil, false
+	}
+	parts := make([]msgPart, 0, len(arr))
+	for _, m := range arr {
+		args := m["args"]
+		if args == nil {
+			args = m["input"]
+		}
+		parts = append(parts, msgPart{Type: "tool_call", ID: str(m, "toolCallId", "id"), Name: str(m, "toolName", "name"), Arguments: rawAny(args)})
+	}
+	return parts, true
+}
+
+// --- the builder -------------------------------------------------------------
+
+// msgBuilder collects the message sources found on one item.
+type msgBuilder struct {
+	indexed []*indexedAcc
+	exact   []exactMsg
+}
+
+type exactMsg struct {
+	src   *msgSource
+	key   string
+	value string
+}
+
+func (b *msgBuilder) reset() {
+	b.indexed = b.indexed[:0]
+	b.exact = b.exact[:0]
+}
+
+func (b *msgBuilder) empty() bool { return len(b.indexed) == 0 && len(b.exact) == 0 }
+
+func (b *msgBuilder) addIndexed(src *msgSource, key, value string) bool {
+	var acc *indexedAcc
+	for _, a := range b.indexed {
+		if a.src == src {
+			acc = a
+			break
+		}
+	}
+	if acc == nil {
+		acc = &indexedAcc{src: src}
+		b.indexed = append(b.indexed, acc)
+	}
+	if !acc.add(key, value) {
+		return false
+	}
+	acc.keys = append(acc.keys, key)
+	return true
+}
+
+// builtMessages is the result of building: JSON values per target, and the
+// source keys that went into each.
+type builtMessages struct {
+	input, output, system, tools    string
+	finishReasons                   []string
+	inputKeys, outputKeys, toolKeys []string
+	invalid                         []string
+}
+
+// build assembles the messages. finish gives the span-level finish reasons
+// (already normalized) and mapFinish normalizes per-message ones.
+func (b *msgBuilder) build(finish []string, mapFinish func(string) string) builtMessages {
+	var res builtMessages
+	var in, out []message
+	var sys []msgPart
+	var tools []toolDef
+	inOrder, outOrder, toolOrder := -1, -1, -1
+	take := func(cur *int, order int) bool {
+		if *cur == -1 || order == *cur {
+			*cur = order
+			return true
+		}
+		return false
+	}
+	// Sources are used by table order: the first source of a direction wins;
+	// later ones carry the same content in another form and are consumed.
+	sort.SliceStable(b.indexed, func(i, j int) bool { return b.indexed[i].src.order < b.indexed[j].src.order })
+	sort.SliceStable(b.exact, func(i, j int) bool { return b.exact[i].src.order < b.exact[j].src.order })
+	for _, a := range b.indexed {
+		switch a.src.direction {
+		case dirTools:
+			if take(&toolOrder, a.src.order) {
+				tools = append(tools, a.toolDefs()...)
+			}
+			res.toolKeys = append(res.toolKeys, a.keys...)
+		case dirInput:
+			if take(&inOrder, a.src.order) {
+				for _, m := range a.messages(dirInput) {
+					if m.Role == "system" {
+						sys = append(sys, m.Parts...)
+						continue
+					}
+					in = append(in, m)
+				}
+			}
+			res.inputKeys = append(res.inputKeys, a.keys...)
+		case dirOutput:
+			if take(&outOrder, a.src.order) {
+				out = append(out, a.messages(dirOutput)...)
+			}
+			res.outputKeys = append(res.outputKeys, a.keys...)
+		}
+	}
+	var outMsg *message // the single output message of text/tool-call sources
+	for _, e := range b.exact {
+		dir := e.src.direction
+		ok := true
+		switch e.src.layout {
+		case layoutText:
+			if outOrder == -1 || outMsg != nil {
+				if outMsg == nil {
+					out = append(out, message{Role: "assistant", Parts: []msgPart{}})
+					outMsg = &out[len(out)-1]
+					outOrder = e.src.order
+				}
+				outMsg.Parts = append([]msgPart{textPart(e.value)}, outMsg.Parts...)
+			}
+		case layoutVercelToolCalls:
+			parts, pok := toolCallsFromJSON(e.value)
+			ok = pok
+			if ok && (outOrder == -1 || outMsg != nil) {
+				if outMsg == nil {
+					out = append(out, message{Role: "assistant", Parts: []msgPart{}})
+					outMsg = &out[len(out)-1]
+					outOrder = e.src.order
+				}
+				outMsg.Parts = append(outMsg.Parts, parts...)
+			}
+		default:
+			var msgs []message
+			var s []msgPart
+			msgs, s, ok = messagesFromJSON(e.value, dir)
+			if !ok && e.src.layout == layoutTextOrChatJSON && e.value != "" {
+				msgs, ok = []message{{Role: defaultRole(dir), Parts: []msgPart{textPart(e.value)}}}, true
+			}
+			cur := &inOrder
+			if dir == dirOutput {
+				cur = &outOrder
+			}
+			if ok && take(cur, e.src.order) {
+				if dir == dirOutput {
+					out = append(out, msgs...)
+				} else {
+					in = append(in, msgs...)
+					sys = append(sys, s...)
+				}
+			}
+		}
+		if !ok {
+			res.invalid = append(res.invalid, e.key)
+			continue
+		}
+		if dir == dirOutput {
+			res.outputKeys = append(res.outputKeys, e.key)
+		} else {
+			res.inputKeys = append(res.inputKeys, e.key)
+		}
+	}
+	if len(in) > 0 {
+		res.input = marshalJSON(in)
+	}
+	if len(sys) > 0 {
+		res.system = marshalJSON(sys)
+	}
+	if len(tools) > 0 {
+		res.tools = marshalJSON(tools)
+	}
+	if len(out) > 0 {
+		// finish_reason is required on output messages: the message's own,
+		// else the span's for that choice, else tool_call when the message
+		// calls tools and stop otherwise.
+		for i := range out {
+			m := &out[i]
+			switch {
+			case m.FinishReason != nil:
+				f := mapFinish(*m.FinishReason)
+				m.FinishReason = &f
+				res.finishReasons = append(res.finishReasons, f)
+			case i < len(finish):
+				f := finish[i]
+				m.FinishReason = &f
+			default:
+				f := "stop"
+				for _, p := range m.Parts {
+					if p.Type == "tool_call" {
+						f = "tool_call"
+					}
+				}
+				m.FinishReason = &f
+			}
+		}
+		res.output = marshalJSON(out)
+	}
+	return res
+}
