@@ -252,6 +252,12 @@ func (a *aggregator) hist(h **histogram, bounds []float64, v float64) int {
 	return 1
 }
 
+func (a *aggregator) exemplar(h *histogram, f *spanFacts, v float64) {
+	if a.cfg.Exemplars.Enabled {
+		h.offerExemplar(a.cfg.Exemplars.MaxPerDataPoint, exemplar{value: v, traceID: f.traceID, spanID: f.spanID, ts: f.end})
+	}
+}
+
 // observe adds the span's measurements to s and returns how many it made.
 func (a *aggregator) observe(s *series, f *spanFacts) int {
 	n := 0
@@ -263,8 +269,10 @@ func (a *aggregator) observe(s *series, f *spanFacts) int {
 		if a.cfg.ServerMetrics {
 			hs, d := s.histSet(0), &a.server
 			n += a.hist(&hs.duration, d.RequestDuration.Buckets, f.duration)
+			a.exemplar(hs.duration, f, f.duration)
 			if !f.failed && f.hasTTFT {
 				n += a.hist(&hs.ttft, d.TimeToFirstToken.Buckets, f.ttft)
+				a.exemplar(hs.ttft, f, f.ttft)
 			}
 			if !f.failed && hasTPOT {
 				n += a.hist(&hs.tpot, d.TimePerOutputToken.Buckets, tpot)
@@ -274,8 +282,10 @@ func (a *aggregator) observe(s *series, f *spanFacts) int {
 		cat := categoryOf(f.dims[dimOperation])
 		hs, d := s.histSet(cat), &a.client[cat]
 		n += a.hist(&hs.duration, d.Duration.Buckets, f.duration)
+		a.exemplar(hs.duration, f, f.duration)
 		if d.TimeToFirstChunk.Name != "" && f.hasTTFT {
 			n += a.hist(&hs.ttft, d.TimeToFirstChunk.Buckets, f.ttft)
+			a.exemplar(hs.ttft, f, f.ttft)
 		}
 		if d.TimePerOutputChunk.Name != "" && hasTPOT {
 			n += a.hist(&hs.tpot, d.TimePerOutputChunk.Buckets, tpot)

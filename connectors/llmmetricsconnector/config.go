@@ -63,6 +63,10 @@ type Config struct {
 	// Evaluation configures the evaluation-score share.
 	Evaluation EvaluationConfig `mapstructure:"evaluation"`
 
+	// Exemplars attaches trace/span ids of the slowest requests to the
+	// duration and time-to-first-token histograms.
+	Exemplars ExemplarsConfig `mapstructure:"exemplars"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -111,6 +115,14 @@ type EvaluationConfig struct {
 	// MaxNames caps distinct evaluation names per series; further names are
 	// recorded as "_OTHER".
 	MaxNames int `mapstructure:"max_names"`
+}
+
+// ExemplarsConfig controls exemplars on the latency histograms.
+type ExemplarsConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// MaxPerDataPoint is how many exemplars a data point keeps per flush
+	// interval: the slowest requests seen in it.
+	MaxPerDataPoint int `mapstructure:"max_per_data_point"`
 }
 
 // builtinDimensions are the span attributes every series carries.
@@ -163,6 +175,9 @@ func (c *Config) Validate() error {
 		if a == "" {
 			errs = append(errs, fmt.Errorf("resource_attributes[%d]: must be a non-empty attribute name", i))
 		}
+	}
+	if c.Exemplars.Enabled && (c.Exemplars.MaxPerDataPoint < 1 || c.Exemplars.MaxPerDataPoint > 100) {
+		errs = append(errs, fmt.Errorf("exemplars.max_per_data_point: %d is out of range; allowed values: 1 to 100", c.Exemplars.MaxPerDataPoint))
 	}
 	if c.Evaluation.MaxNames <= 0 {
 		errs = append(errs, fmt.Errorf("evaluation.max_names: must be a positive number, got %d", c.Evaluation.MaxNames))

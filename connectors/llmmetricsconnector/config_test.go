@@ -39,6 +39,7 @@ func TestLoadConfig(t *testing.T) {
 	full.ServerMetrics = false
 	full.SLO = SLOConfig{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond, E2E: 10 * time.Second}
 	full.Evaluation = EvaluationConfig{ScoreThreshold: 0.7, Thresholds: map[string]float64{"hallucination": 0.3}, MaxNames: 4}
+	full.Exemplars = ExemplarsConfig{Enabled: true, MaxPerDataPoint: 3}
 
 	tests := []struct {
 		id       component.ID
@@ -58,6 +59,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(metadata.Type, "empty_dimension"), errs: []string{"dimensions[0].name:", "non-empty"}},
 		{id: component.NewIDWithName(metadata.Type, "negative_slo"), errs: []string{"slo.tpot:", "-5ms"}},
 		{id: component.NewIDWithName(metadata.Type, "negative_expiration"), errs: []string{"series_expiration:"}},
+		{id: component.NewIDWithName(metadata.Type, "bad_exemplars"), errs: []string{"exemplars.max_per_data_point:", "1 to 100"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {

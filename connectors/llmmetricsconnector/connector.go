@@ -155,6 +155,9 @@ func (c *llmMetrics) consumeSpan(span ptrace.Span, resKey string, resAttrs pcomm
 		return
 	}
 	f.duration = float64(end-start) / 1e9
+	if c.cfg.Exemplars.Enabled {
+		f.traceID, f.spanID, f.end = span.TraceID(), span.SpanID(), end
+	}
 	overflow, points := c.agg.record(resKey, resAttrs, f, now)
 	if overflow {
 		counts.spans[spanOverflow]++

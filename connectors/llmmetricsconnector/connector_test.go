@@ -466,6 +466,33 @@ func TestEvaluationNamesAreCapped(t *testing.T) {
 	assertCounter(t, tel, "otelcol_llm_metrics_ignored_values", map[string]string{"attribute": "gen_ai.evaluation.name", "reason": "too_many_evaluation_names"}, 1)
 }
 
+func TestExemplarsKeepTheSlowest(t *testing.T) {
+	cfg := goldenConfig()
+	cfg.Exemplars = ExemplarsConfig{Enabled: true, MaxPerDataPoint: 1}
+	sink := new(consumertest.MetricsSink)
+	c, clk, _ := newTestConnector(t, cfg, sink)
+	td := recordedSpans(t)
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	clk.t = clk.t.Add(time.Second)
+	c.flush(context.Background())
+	c.flush(context.Background())
+	require.Len(t, sink.AllMetrics(), 2)
+
+	gpt := map[string]any{"gen_ai.response.model": "gpt-4o-mini-2024-07-18", "tenant": "acme", "error.type": nil}
+	slow := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1) // the 3 s chat
+	ex := histPoint(t, sink.AllMetrics()[0], "gen_ai.client.operation.duration", gpt).Exemplars()
+	require.Equal(t, 1, ex.Len())
+	assert.InDelta(t, 3.0, ex.At(0).DoubleValue(), 1e-9)
+	assert.Equal(t, slow.TraceID(), ex.At(0).TraceID())
+	assert.Equal(t, slow.SpanID(), ex.At(0).SpanID())
+	assert.Equal(t, slow.EndTimestamp(), ex.At(0).Timestamp())
+	ttft := histPoint(t, sink.AllMetrics()[0], "gen_ai.client.operation.time_to_first_chunk", gpt).Exemplars()
+	require.Equal(t, 1, ttft.Len())
+	assert.InDelta(t, 0.9, ttft.At(0).DoubleValue(), 1e-9)
+	// Exemplars belong to one flush interval: the next cumulative point has none.
+	assert.Equal(t, 0, histPoint(t, sink.AllMetrics()[1], "gen_ai.client.operation.duration", gpt).Exemplars().Len())
+}
+
 func TestFlushLoopSendsPeriodically(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.MetricsFlushInterval = 10 * time.Millisecond

@@ -48,6 +48,11 @@ type spanFacts struct {
 	server   bool
 	failed   bool
 	duration float64 // seconds
+
+	// For exemplars.
+	traceID pcommon.TraceID
+	spanID  pcommon.SpanID
+	end     pcommon.Timestamp
 }
 
 // extractor reads spanFacts; extraIndex maps configured dimension names to

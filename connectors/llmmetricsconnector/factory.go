@@ -32,6 +32,7 @@ func createDefaultConfig() component.Config {
 		GoldenSignals:               true,
 		ServerMetrics:               true,
 		Evaluation:                  EvaluationConfig{ScoreThreshold: 0.5, MaxNames: 8},
+		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: 5},
 	}
 }
 

@@ -18,6 +18,53 @@ type histogram struct {
 	sum    float64
 	min    float64
 	max    float64
+
+	exemplars []exemplar // the slowest values of the current flush interval
+}
+
+type exemplar struct {
+	value   float64
+	traceID pcommon.TraceID
+	spanID  pcommon.SpanID
+	ts      pcommon.Timestamp
+}
+
+// offerExemplar keeps the max largest values seen since the last flush.
+func (h *histogram) offerExemplar(max int, e exemplar) {
+	if len(h.exemplars) < max {
+		h.exemplars = append(h.exemplars, e)
+		return
+	}
+	low := 0
+	for i := range h.exemplars {
+		if h.exemplars[i].value < h.exemplars[low].value {
+			low = i
+		}
+	}
+	if e.value > h.exemplars[low].value {
+		h.exemplars[low] = e
+	}
+}
+
+// exemplarPoint is what explicit and exponential histogram points share for exemplars.
+type exemplarPoint interface {
+	Exemplars() pmetric.ExemplarSlice
+}
+
+func (h *histogram) appendExemplars(dp exemplarPoint) {
+	if len(h.exemplars) == 0 {
+		return
+	}
+	es := dp.Exemplars()
+	es.EnsureCapacity(len(h.exemplars))
+	for _, e := range h.exemplars {
+		x := es.AppendEmpty()
+		x.SetDoubleValue(e.value)
+		x.SetTimestamp(e.ts)
+		x.SetTraceID(e.traceID)
+		x.SetSpanID(e.spanID)
+	}
+	h.exemplars = h.exemplars[:0]
 }
 
 // histogramFactory builds empty histograms of the configured representation.
@@ -75,6 +122,7 @@ func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pco
 	if h.expo != nil {
 		dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
 		h.setCommon(dp, start, now)
+		h.appendExemplars(dp)
 		dp.SetScale(h.expo.Scale())
 		dp.SetZeroCount(h.expo.ZeroCount())
 		pos := h.expo.Positive()
@@ -88,6 +136,7 @@ func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pco
 	}
 	dp := m.Histogram().DataPoints().AppendEmpty()
 	h.setCommon(dp, start, now)
+	h.appendExemplars(dp)
 	dp.ExplicitBounds().FromRaw(h.bounds)
 	if h.counts == nil {
 		dp.BucketCounts().FromRaw(make([]uint64, len(h.bounds)+1))
