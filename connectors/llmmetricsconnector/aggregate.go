@@ -67,9 +67,41 @@ var sloNames = [numSLOs]string{"ttft", "tpot", "e2e"}
 type histSet struct {
 	duration, ttft, tpot, input, output *histogram
 
-	// Token counters of the latest target.
-	usage                                               bool
-	inTotal, outTotal, cacheRead, cacheWrite, reasoning int64
+	// Token counters of the latest target, by counter and modality.
+	usage  bool
+	tokens [numUsageCounters][numModalities]int64
+	seen   [numUsageCounters][numModalities]bool
+}
+
+// Token counters of the latest target; the first numModalKinds have
+// per-modality attributes.
+const (
+	usageInput = iota
+	usageOutput
+	usageCacheRead
+	usageCacheWrite
+	usageReasoning
+	numUsageCounters
+)
+
+// addUsage splits a total over the modalities the span reports; the rest
+// (all of it when the span reports none) is "unknown".
+func (hs *histSet) addUsage(counter int, total int64, parts *[numModalities]int64, hasParts bool) {
+	hs.seen[counter][modUnknown] = true
+	if !hasParts {
+		hs.tokens[counter][modUnknown] += total
+		return
+	}
+	for m := 0; m < modUnknown; m++ {
+		if parts[m] > 0 {
+			hs.tokens[counter][m] += parts[m]
+			hs.seen[counter][m] = true
+			total -= parts[m]
+		}
+	}
+	if total > 0 {
+		hs.tokens[counter][modUnknown] += total
+	}
 }
 
 type evalCount struct {
@@ -304,12 +336,12 @@ func (a *aggregator) observe(s *series, f *spanFacts) int {
 			// The latest conventions count failed calls and calls without
 			// usage too (as zero), so that the series exist.
 			hs.usage = true
-			hs.inTotal += f.input.v
-			hs.outTotal += f.output.v
-			hs.cacheRead += f.cacheRead.v
-			hs.cacheWrite += f.cacheWrite.v
-			hs.reasoning += f.reasoning.v
-			n += 5
+			hs.addUsage(usageInput, f.input.v, &f.parts[genai.UsageInput], f.hasParts[genai.UsageInput])
+			hs.addUsage(usageOutput, f.output.v, &f.parts[genai.UsageOutput], f.hasParts[genai.UsageOutput])
+			hs.addUsage(usageCacheRead, f.cacheRead.v, &f.parts[genai.UsageCacheRead], f.hasParts[genai.UsageCacheRead])
+			hs.addUsage(usageCacheWrite, f.cacheWrite.v, nil, false)
+			hs.addUsage(usageReasoning, f.reasoning.v, nil, false)
+			n += numUsageCounters
 		}
 	}
 	if a.cfg.GoldenSignals {

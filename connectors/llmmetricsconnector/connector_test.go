@@ -493,6 +493,37 @@ func TestExemplarsKeepTheSlowest(t *testing.T) {
 	assert.Equal(t, 0, histPoint(t, sink.AllMetrics()[1], "gen_ai.client.operation.duration", gpt).Exemplars().Len())
 }
 
+func TestLatestTokenCountersByModality(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Target = "latest"
+	sink := new(consumertest.MetricsSink)
+	c, clk, _ := newTestConnector(t, cfg, sink)
+	td := genaiTraces(2, "a")
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := 0; i < 2; i++ {
+		a := spans.At(i).Attributes()
+		a.PutStr("gen_ai.request.model", "vision")
+		a.PutInt("gen_ai.usage.input_tokens", 100)
+		a.PutInt("gen_ai.usage.text.input_tokens", 60)
+		a.PutInt("gen_ai.usage.image.input_tokens", 30)
+	}
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	clk.t = clk.t.Add(time.Second)
+	c.flush(context.Background())
+	md := sink.AllMetrics()[0]
+	for modality, want := range map[string]int64{"text": 120, "image": 60, "unknown": 20} {
+		assert.Equal(t, want, sumValue(t, md, "gen_ai.client.inference.usage.input_tokens", map[string]any{"gen_ai.token.modality": modality}), modality)
+	}
+	// No per-modality output attributes: all output tokens are "unknown".
+	assert.Equal(t, int64(20), sumValue(t, md, "gen_ai.client.inference.usage.output_tokens", map[string]any{"gen_ai.token.modality": "unknown"}))
+	m, _ := point(t, md, "gen_ai.client.inference.usage.output_tokens", map[string]any{"gen_ai.token.modality": "unknown"})
+	assert.Equal(t, 1, m.Sum().DataPoints().Len())
+	// Usage missing entirely is recorded as zero, so that the series exist.
+	assert.Equal(t, int64(0), sumValue(t, md, "gen_ai.client.inference.usage.reasoning.output_tokens", map[string]any{"gen_ai.token.modality": "unknown"}))
+	// The histograms are not split by modality.
+	assert.Equal(t, 200.0, histPoint(t, md, "gen_ai.client.inference.operation.input_tokens", map[string]any{"gen_ai.request.model": "vision"}).Sum())
+}
+
 func TestFlushLoopSendsPeriodically(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.MetricsFlushInterval = 10 * time.Millisecond

@@ -16,8 +16,6 @@ const (
 	attrOutcome        = "outcome"
 	attrSLO            = "slo"
 	attrBelowThreshold = "below_threshold"
-
-	modalityUnknown = "unknown"
 )
 
 // Golden-signal metrics (project namespace llm.*; the conventions define none).
@@ -167,11 +165,13 @@ func (a *aggregator) buildClient(b *builder, s *series, start, now pcommon.Times
 			}
 		}
 		if hs.usage {
-			for _, c := range []struct {
-				def *genai.MetricDef
-				v   int64
-			}{{&d.InputTokensTotal, hs.inTotal}, {&d.OutputTokensTotal, hs.outTotal}, {&d.CacheReadInputTokensTotal, hs.cacheRead}, {&d.CacheWriteInputTokens, hs.cacheWrite}, {&d.ReasoningOutputTokens, hs.reasoning}} {
-				b.sum(s, c.def, c.v, start, now).PutStr(genai.AttrTokenModality, modalityUnknown)
+			counters := [numUsageCounters]*genai.MetricDef{&d.InputTokensTotal, &d.OutputTokensTotal, &d.CacheReadInputTokensTotal, &d.CacheWriteInputTokens, &d.ReasoningOutputTokens}
+			for c, def := range counters {
+				for m, seen := range hs.seen[c] {
+					if seen {
+						b.sum(s, def, hs.tokens[c][m], start, now).PutStr(genai.AttrTokenModality, modalityNames[m])
+					}
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connec
 
 import (
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -22,6 +23,38 @@ const (
 	numBuiltinDims
 )
 
+// Token modalities, in the order counters are emitted; modUnknown takes
+// whatever the per-modality attributes do not account for.
+const (
+	modText = iota
+	modImage
+	modAudio
+	modVideo
+	modUnknown
+	numModalities
+)
+
+var modalityNames = [numModalities]string{genai.ModalityText, genai.ModalityImage, genai.ModalityAudio, genai.ModalityVideo, genai.ModalityUnknown}
+
+// numModalKinds is the number of usage kinds with per-modality attributes
+// (genai.UsageInput, UsageOutput, UsageCacheRead).
+const numModalKinds = 3
+
+type modalityAttr struct{ kind, modality int }
+
+// modalityAttrs indexes genai.ModalityUsage by attribute name.
+var modalityAttrs = func() map[string]modalityAttr {
+	m := make(map[string]modalityAttr, len(genai.ModalityUsage))
+	for _, u := range genai.ModalityUsage {
+		for i, name := range modalityNames {
+			if name == u.Modality {
+				m[u.Attr] = modalityAttr{kind: int(u.Kind), modality: i}
+			}
+		}
+	}
+	return m
+}()
+
 // optInt is an integer attribute that may be absent.
 type optInt struct {
 	v   int64
@@ -37,6 +70,10 @@ type spanFacts struct {
 	system string // deprecated gen_ai.system, used when gen_ai.provider.name is absent
 
 	input, output, cacheRead, cacheWrite, reasoning optInt
+
+	// Per-modality subsets of input, output and cache-read tokens.
+	parts    [numModalKinds][numModalities]int64
+	hasParts [numModalKinds]bool
 
 	ttft    float64
 	hasTTFT bool
@@ -162,6 +199,15 @@ func (e *extractor) attr(k string, v pcommon.Value, f *spanFacts) {
 			e.counts.ignore(k, reasonWrongType)
 		}
 	default:
+		if strings.HasPrefix(k, genai.UsageAttrPrefix) {
+			if u, ok := modalityAttrs[k]; ok {
+				if n := e.tokens(k, v); n.set {
+					f.parts[u.kind][u.modality] += n.v
+					f.hasParts[u.kind] = true
+				}
+				return
+			}
+		}
 		if e.numExtras > 0 {
 			if i, ok := e.extraIndex[k]; ok {
 				f.extras[i] = str(v)

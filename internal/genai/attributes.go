@@ -85,3 +85,45 @@ var ProviderFromLegacySystem = map[string]string{
 	"az.ai.openai":    "azure.ai.openai",
 	"xai":             "x_ai",
 }
+
+// Values of gen_ai.token.modality (semantic-conventions-genai main).
+const (
+	ModalityText    = "text"
+	ModalityImage   = "image"
+	ModalityAudio   = "audio"
+	ModalityVideo   = "video"
+	ModalityUnknown = "unknown"
+)
+
+// UsageKind is what a token count measures.
+type UsageKind uint8
+
+const (
+	UsageInput UsageKind = iota
+	UsageOutput
+	UsageCacheRead
+)
+
+// ModalityUsage lists the per-modality token attributes of
+// semantic-conventions-genai main. Each is a subset of the total of its kind
+// (gen_ai.usage.input_tokens, output_tokens, cache_read.input_tokens).
+var ModalityUsage = []struct {
+	Attr     string
+	Kind     UsageKind
+	Modality string
+}{
+	{"gen_ai.usage.text.input_tokens", UsageInput, ModalityText},
+	{"gen_ai.usage.image.input_tokens", UsageInput, ModalityImage},
+	{"gen_ai.usage.audio.input_tokens", UsageInput, ModalityAudio},
+	{"gen_ai.usage.video.input_tokens", UsageInput, ModalityVideo},
+	{"gen_ai.usage.text.output_tokens", UsageOutput, ModalityText},
+	{"gen_ai.usage.image.output_tokens", UsageOutput, ModalityImage},
+	{"gen_ai.usage.audio.output_tokens", UsageOutput, ModalityAudio},
+	{"gen_ai.usage.video.output_tokens", UsageOutput, ModalityVideo},
+	{"gen_ai.usage.text.cache_read.input_tokens", UsageCacheRead, ModalityText},
+	{"gen_ai.usage.image.cache_read.input_tokens", UsageCacheRead, ModalityImage},
+	{"gen_ai.usage.audio.cache_read.input_tokens", UsageCacheRead, ModalityAudio},
+}
+
+// UsageAttrPrefix starts every token-usage attribute name.
+const UsageAttrPrefix = "gen_ai.usage."
