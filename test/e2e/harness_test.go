@@ -94,8 +94,14 @@ type Collector struct {
 	done   chan struct{}
 	err    error
 
-	// Ports of the default configuration's listeners, chosen free per test.
+	// Ports of the shipped configurations' listeners, chosen free per test.
 	OTLPGRPCPort, OTLPHTTPPort, HealthPort, MetricsPort int
+	// PromPort is the Prometheus exporter's port of the configurations that
+	// expose GenAI metrics (OTELCOL_LLM_PROM_PORT, unless the test set it).
+	PromPort int
+	// StorageDir is the file_storage folder (OTELCOL_LLM_STORAGE_DIR, unless
+	// the test set it).
+	StorageDir string
 }
 
 // StartCollector starts the binary with args (typically --config flags) and
@@ -122,6 +128,16 @@ func StartCollector(t testing.TB, args ...string) *Collector {
 		"OTELCOL_LLM_HEALTH_PORT="+strconv.Itoa(c.HealthPort),
 		"OTELCOL_LLM_METRICS_PORT="+strconv.Itoa(c.MetricsPort),
 	)
+	if v := os.Getenv("OTELCOL_LLM_PROM_PORT"); v != "" {
+		c.PromPort, _ = strconv.Atoi(v)
+	} else {
+		c.PromPort = freePort(t)
+		c.cmd.Env = append(c.cmd.Env, "OTELCOL_LLM_PROM_PORT="+strconv.Itoa(c.PromPort))
+	}
+	if c.StorageDir = os.Getenv("OTELCOL_LLM_STORAGE_DIR"); c.StorageDir == "" {
+		c.StorageDir = t.TempDir()
+		c.cmd.Env = append(c.cmd.Env, "OTELCOL_LLM_STORAGE_DIR="+c.StorageDir)
+	}
 	require.NoError(t, c.cmd.Start())
 	go func() {
 		c.err = c.cmd.Wait()
