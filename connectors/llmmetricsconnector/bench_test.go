@@ -167,3 +167,36 @@ func cpuTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkFlush measures building one flush from a full state: 5000 series
+// (the default aggregation_cardinality_limit) of streaming chat spans.
+func BenchmarkFlush(b *testing.B) {
+	for _, target := range []string{"v1.41", "latest"} {
+		b.Run(target, func(b *testing.B) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.Target = target
+			cfg.Dimensions = []Dimension{{Name: "user.id"}}
+			cfg.SLO = SLOConfig{TTFT: 500 * time.Millisecond, E2E: 5 * time.Second}
+			set := connectortest.NewNopSettings(component.MustNewType("llm_metrics"))
+			c, err := newConnector(set, cfg, consumertest.NewNop())
+			require.NoError(b, err)
+			td := benchSpans(4000)
+			rss := td.ResourceSpans()
+			for i := 0; i < rss.Len(); i++ {
+				spans := rss.At(i).ScopeSpans().At(0).Spans()
+				for j := 0; j < spans.Len(); j++ {
+					spans.At(j).Attributes().PutStr("user.id", fmt.Sprintf("u-%d", j))
+				}
+			}
+			for i := 0; i < 2; i++ {
+				require.NoError(b, c.ConsumeTraces(context.Background(), td))
+			}
+			series := c.agg.len()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.flush(context.Background())
+			}
+			b.ReportMetric(float64(series), "series")
+		})
+	}
+}

@@ -69,20 +69,21 @@ func sumAll(t *testing.T, exposition, metric string, matches ...string) float64 
 	return sum
 }
 
-// TestLLMMetricsPrometheus runs builtin:genai-metrics (otlp → llm_metrics →
-// prometheus), sends recorded GenAI spans and reads the series back as a
-// Prometheus server would scrape them.
-func TestLLMMetricsPrometheus(t *testing.T) {
+// runGenAIMetrics starts builtin:genai-metrics with the given convention
+// target, sends the recorded spans and returns the Prometheus exposition once
+// the connector has flushed, with the collector's own-metrics endpoint.
+func runGenAIMetrics(t *testing.T, target string) (body, selfURL string, col *Collector) {
+	t.Helper()
 	promPort := freePort(t)
 	t.Setenv("OTELCOL_LLM_PROM_PORT", strconv.Itoa(promPort))
 	t.Setenv("OTELCOL_LLM_METRICS_FLUSH_INTERVAL", "200ms")
-	col := StartCollector(t, "--config", "builtin:genai-metrics")
+	t.Setenv("OTELCOL_LLM_SEMCONV_TARGET", target)
+	col = StartCollector(t, "--config", "builtin:genai-metrics")
 	col.WaitHealthy(t, 30*time.Second)
 
 	sendRecordedGenAISpans(t, fmt.Sprintf("127.0.0.1:%d", col.OTLPGRPCPort))
 
 	promURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", promPort)
-	var body string
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		body = scrape(t, promURL)
@@ -92,6 +93,14 @@ func TestLLMMetricsPrometheus(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	return body, fmt.Sprintf("http://127.0.0.1:%d/metrics", col.MetricsPort), col
+}
+
+// TestLLMMetricsPrometheus runs builtin:genai-metrics (otlp → llm_metrics →
+// prometheus), sends recorded GenAI spans and reads the series back as a
+// Prometheus server would scrape them.
+func TestLLMMetricsPrometheus(t *testing.T) {
+	body, selfURL, col := runGenAIMetrics(t, "v1.41")
 
 	// Series names as Prometheus users see them.
 	for _, name := range []string{
@@ -143,10 +152,34 @@ func TestLLMMetricsPrometheus(t *testing.T) {
 	assert.NotContains(t, body, `host_name="gw-0"`)
 
 	// The connector's own telemetry counts what it did not turn into metrics.
-	self := scrape(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", col.MetricsPort))
+	self := scrape(t, selfURL)
 	assert.Equal(t, 1.0, sumSeries(t, self, "otelcol_llm_metrics_spans", `outcome="not_genai"`))
 	assert.Equal(t, 1.0, sumSeries(t, self, "otelcol_llm_metrics_spans", `outcome="invalid"`))
 	assert.Equal(t, 9.0, sumSeries(t, self, "otelcol_llm_metrics_spans", `outcome="recorded"`))
 
+	require.NoError(t, col.Stop(t, 15*time.Second))
+}
+
+// TestLLMMetricsPrometheusLatest checks the semantic-conventions-genai main
+// names (target: latest) as Prometheus shows them.
+func TestLLMMetricsPrometheusLatest(t *testing.T) {
+	body, _, col := runGenAIMetrics(t, "latest")
+	for _, name := range []string{
+		"gen_ai_client_inference_duration_seconds_bucket",
+		"gen_ai_client_inference_time_to_first_chunk_seconds_bucket",
+		"gen_ai_client_inference_operation_input_tokens_bucket",
+		"gen_ai_client_inference_operation_output_tokens_bucket",
+		"gen_ai_client_inference_usage_input_tokens_total",
+		"gen_ai_client_embeddings_duration_seconds_bucket",
+		"gen_ai_server_request_duration_seconds_bucket",
+	} {
+		assert.Contains(t, body, "\n"+name+"{", name)
+	}
+	assert.NotContains(t, body, "gen_ai_client_token_usage")
+	gpt := `gen_ai_response_model="gpt-4o-mini-2024-07-18"`
+	assert.Equal(t, 4.0, sumAll(t, body, "gen_ai_client_inference_duration_seconds_count", gpt))
+	assert.Equal(t, 120.0+900+64, sumAll(t, body, "gen_ai_client_inference_usage_input_tokens_total", gpt, `gen_ai_token_modality="unknown"`))
+	assert.Equal(t, 512.0, sumAll(t, body, "gen_ai_client_inference_usage_cache_read_input_tokens_total", gpt))
+	assert.Equal(t, 1.0, sumSeries(t, body, "gen_ai_client_embeddings_duration_seconds_count", `gen_ai_request_model="text-embedding-3-small"`))
 	require.NoError(t, col.Stop(t, 15*time.Second))
 }
