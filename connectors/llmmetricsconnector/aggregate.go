@@ -115,7 +115,11 @@ type series struct {
 	attrs    pcommon.Map
 	server   bool
 	overflow bool
-	hists    [numCategories]*histSet // server series use hists[0]
+	// inference: the series' operation is a model inference, whose output
+	// tokens count toward llm.output_tokens (agent and workflow spans often
+	// roll up their children's usage and would count it twice).
+	inference bool
+	hists     [numCategories]*histSet // server series use hists[0]
 
 	requests     [numOutcomes]uint64
 	outputTokens int64
@@ -219,7 +223,10 @@ func (a *aggregator) resource(resKey string, resAttrs pcommon.Map) *resourceStat
 }
 
 func (a *aggregator) newSeries(key, resKey string, resAttrs pcommon.Map, f *spanFacts, now time.Time) *series {
-	s := &series{res: a.resource(resKey, resAttrs), attrs: pcommon.NewMap(), server: f.server, start: pcommon.NewTimestampFromTime(now)}
+	s := &series{
+		res: a.resource(resKey, resAttrs), attrs: pcommon.NewMap(), server: f.server,
+		inference: categoryOf(f.dims[dimOperation]) == catInference, start: pcommon.NewTimestampFromTime(now),
+	}
 	s.attrs.EnsureCapacity(len(builtinDimensions) + len(f.extras))
 	for i, v := range f.dims {
 		if v == "" {
@@ -362,8 +369,10 @@ func (a *aggregator) golden(s *series, f *spanFacts, tpot float64, hasTPOT bool)
 	s.requests[outcome]++
 	s.busy += f.duration
 	if outcome == outcomeSuccess {
-		s.outputTokens += f.output.v
-		n++
+		if categoryOf(f.dims[dimOperation]) == catInference {
+			s.outputTokens += f.output.v
+			n++
+		}
 		if a.cfg.SLO.enabled() {
 			ttft := f.duration // non-streaming: the first token arrives with the response
 			if f.hasTTFT {

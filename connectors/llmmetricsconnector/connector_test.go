@@ -524,6 +524,37 @@ func TestLatestTokenCountersByModality(t *testing.T) {
 	assert.Equal(t, 200.0, histPoint(t, md, "gen_ai.client.inference.operation.input_tokens", map[string]any{"gen_ai.request.model": "vision"}).Sum())
 }
 
+func TestAgentTokensAreNotCountedTwice(t *testing.T) {
+	sink := new(consumertest.MetricsSink)
+	c, clk, _ := newTestConnector(t, createDefaultConfig().(*Config), sink)
+	td := genaiTraces(2, "a") // two chats with 10 output tokens each
+	agent := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).CopyTo(agent)
+	agent.SetKind(ptrace.SpanKindInternal)
+	agent.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
+	agent.Attributes().PutInt("gen_ai.usage.output_tokens", 20) // its children's total
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	clk.t = clk.t.Add(time.Second)
+	c.flush(context.Background())
+	md := sink.AllMetrics()[0]
+
+	var total int64
+	for _, model := range []string{"model-0", "model-1"} {
+		total += sumValue(t, md, "llm.output_tokens", map[string]any{"gen_ai.request.model": model, "gen_ai.operation.name": "chat"})
+	}
+	assert.Equal(t, int64(20), total)
+	assert.Equal(t, int64(1), sumValue(t, md, "llm.requests", map[string]any{"gen_ai.operation.name": "invoke_agent", "outcome": "success"}))
+	for i := 0; i < md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().Len(); i++ {
+		m := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(i)
+		if m.Name() == "llm.output_tokens" {
+			for p := 0; p < m.Sum().DataPoints().Len(); p++ {
+				op, _ := m.Sum().DataPoints().At(p).Attributes().Get("gen_ai.operation.name")
+				assert.NotEqual(t, "invoke_agent", op.Str())
+			}
+		}
+	}
+}
+
 func TestFlushLoopSendsPeriodically(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.MetricsFlushInterval = 10 * time.Millisecond

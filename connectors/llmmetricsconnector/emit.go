@@ -23,7 +23,7 @@ var (
 	metricRequests = genai.MetricDef{Name: "llm.requests", Unit: "{request}", Instrument: genai.Counter,
 		Description: "GenAI requests by outcome: success, empty (no error but zero output tokens) or error."}
 	metricOutputTokens = genai.MetricDef{Name: "llm.output_tokens", Unit: "{token}", Instrument: genai.Counter,
-		Description: "Output tokens of successful, non-empty responses; its rate is the effective tokens/s."}
+		Description: "Output tokens of successful, non-empty inference responses (chat, text_completion, generate_content); its rate is the effective tokens/s."}
 	metricGoodput = genai.MetricDef{Name: "llm.goodput.requests", Unit: "{request}", Instrument: genai.Counter,
 		Description: "Successful, non-empty requests that met every configured latency SLO."}
 	metricSLOViolations = genai.MetricDef{Name: "llm.slo.violations", Unit: "{request}", Instrument: genai.Counter,
@@ -184,7 +184,9 @@ func (a *aggregator) buildGolden(b *builder, s *series, start, now pcommon.Times
 		}
 	}
 	if s.requests[outcomeSuccess] > 0 {
-		b.sum(s, &metricOutputTokens, s.outputTokens, start, now)
+		if s.inference || s.overflow {
+			b.sum(s, &metricOutputTokens, s.outputTokens, start, now)
+		}
 		if a.cfg.SLO.enabled() {
 			b.sum(s, &metricGoodput, int64(s.goodput), start, now)
 			for i, n := range s.sloMisses {
