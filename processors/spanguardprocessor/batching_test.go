@@ -239,7 +239,7 @@ func TestMaxTracesEvictsLeastRecentlyUsed(t *testing.T) {
 	a.send(t, h.g, over(a), 7)
 	b.send(t, h.g, over(b), 7)
 	a.send(t, h.g, []spanSpec{{id: a.id(), name: "touch"}}, 1) // a is now more recent than b
-	c.send(t, h.g, over(c), 7)                                   // evicts b
+	c.send(t, h.g, over(c), 7)                                 // evicts b
 	_, hasA := h.g.traces.m[a.tid]
 	_, hasB := h.g.traces.m[b.tid]
 	assert.True(t, hasA)

@@ -92,3 +92,47 @@ func FuzzSpanGuard(f *testing.F) {
 		assert.Zero(t, h.sum("otelcol_span_guard_trace_state_bytes"), "state released")
 	})
 }
+
+// TestRandomTreesStayConnected sends 200 random well-formed trees (one root,
+// every parent a span of the trace), in random order and random request
+// splits, through small budgets. Whatever the ladder drops or folds, every
+// forwarded span's parent must be forwarded too.
+func TestRandomTreesStayConnected(t *testing.T) {
+	for seed := uint64(0); seed < 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 7))
+		h := newHarness(t, func(c *Config) {
+			c.TraceBudget.MaxSpans = 1 + r.IntN(40)
+			c.TraceBudget.MaxBytes = int64(2000 + r.IntN(20000))
+			c.Compression.Enabled = r.IntN(2) == 0
+		})
+		b := newTraceBuilder(byte(seed), "svc")
+		n := 1 + r.IntN(300)
+		ids := []uint64{b.id()}
+		specs := []spanSpec{{id: ids[0], name: "root", dur: time.Minute}}
+		for i := 1; i < n; i++ {
+			id := b.id()
+			specs = append(specs, spanSpec{id: id, parent: ids[r.IntN(len(ids))], name: []string{"a", "b"}[r.IntN(2)],
+				start: time.Duration(r.IntN(1000)) * time.Millisecond, dur: time.Duration(r.IntN(150)) * time.Millisecond,
+				err: r.IntN(15) == 0})
+			ids = append(ids, id)
+		}
+		r.Shuffle(len(specs), func(i, j int) { specs[i], specs[j] = specs[j], specs[i] })
+		b.send(t, h.g, specs, 1+r.IntN(n))
+		h.shutdown()
+		out := output(h.sink.AllTraces(), b.tid)
+		for id, s := range out {
+			if s.Name() == summarySpanName {
+				delete(out, id)
+			}
+		}
+		assertConnected(t, out, ids[0])
+		for _, s := range specs {
+			if s.err || s.parent == 0 {
+				assert.Contains(t, out, s.id, "seed %d: root or error span dropped", seed)
+			}
+		}
+		if t.Failed() {
+			t.Fatalf("seed %d", seed)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 
 // maxResolveSteps bounds the walk from a removed parent to its nearest kept
 // ancestor (malformed traces can contain parent cycles).
-const maxResolveSteps = 64
+const maxResolveSteps = 1024
 
 // Node states in the ladder.
 const (
@@ -335,9 +335,10 @@ func (l *ladder) resolve(p uint64) uint64 {
 	return p
 }
 
-// selectSpans is ladder step 3: it keeps spans breadth-first (shallow spans
-// first, earliest first) while they fit, always keeps mandatory spans, drops
-// the rest, and re-parents kept spans whose parent was removed.
+// selectSpans is ladder step 3. It decides first, breadth-first (shallow
+// spans first, earliest first): mandatory spans are kept, the others while
+// they fit. Only once every span of the chunk is decided does it resolve
+// parents, so that a span is never re-parented to one dropped after it.
 func (l *ladder) selectSpans(remS int, remB int64) {
 	sc, st := l.sc, l.st
 	order := make([]int32, 0, len(l.nodes))
@@ -363,61 +364,81 @@ func (l *ladder) selectSpans(remS int, remB int64) {
 	if l.cfg.Summary.Enabled {
 		maxNames = l.cfg.Summary.MaxNames
 	}
+	// Decide. Owed parents are estimated with what is decided so far.
 	for _, k := range order {
 		n := &l.nodes[k]
 		r := &sc.spans[n.ref]
 		cost := spanCost(int(r.size))
-		p := l.resolve(n.parent)
-		_, inChunk := l.index[p]
-		owes := p != 0 && !inChunk && l.unknown(p)
-		keep := false
+		owes := false
+		if p := l.resolve(n.parent); p != 0 {
+			_, inChunk := l.index[p]
+			owes = !inChunk && l.unknown(p)
+		}
 		reason := dropSpanBudget
 		switch {
 		case n.tooLarge:
 			reason = dropTooLarge
 		case n.mandatory:
-			keep = true
+			n.state = nodeKept
 			if owes {
 				remS--
 			}
+			continue
 		default:
 			need := 1
 			if owes {
 				need++
 			}
 			if need <= remS && cost <= remB {
-				keep = true
+				n.state = nodeKept
 				remS -= need
 				remB -= cost
-			} else if need <= remS {
+				continue
+			}
+			if need <= remS {
 				reason = dropByteBudget
 			}
 		}
-		if !keep {
-			l.drop(n, p, reason, cost, maxNames)
+		l.drop(n, reason, cost, maxNames)
+	}
+	// Resolve: each removed span's replacement parent (ancestors first, so
+	// chains stay short), then each kept span's parent.
+	for _, k := range order {
+		if n := &l.nodes[k]; n.state == nodeDropped {
+			n.repl = l.resolve(n.parent)
+			st.dropped[n.id] = n.repl
+		}
+	}
+	for _, k := range order {
+		n := &l.nodes[k]
+		if n.state != nodeKept {
 			continue
 		}
+		r := &sc.spans[n.ref]
+		p := l.resolve(n.parent)
 		if p != n.parent {
 			r.span.SetParentSpanID(spanID(p))
 			r.span.Attributes().PutStr(attrOriginalParent, spanID(n.parent).String())
 			l.resize(n.ref)
 			if l.tooBig(n.ref) {
-				// The re-parenting marker pushed it over: it goes as too large.
-				l.drop(n, p, dropTooLarge, spanCost(int(r.size)), maxNames)
-				continue
+				// The marker would push it past what a batch holds: keep
+				// the span, without the marker.
+				r.span.Attributes().Remove(attrOriginalParent)
+				l.resize(n.ref)
+				l.tooBig(n.ref)
 			}
-			cost = spanCost(int(r.size))
 			st.reparented++
 			l.tal.reparented++
 		}
-		n.state = nodeKept
-		if owes {
-			st.pending[p] = struct{}{}
+		if p != 0 {
+			if _, inChunk := l.index[p]; !inChunk && l.unknown(p) {
+				st.pending[p] = struct{}{}
+			}
 		}
 		st.kept[n.id] = struct{}{}
 		delete(st.pending, n.id)
 		st.spans++
-		st.bytes += cost
+		st.bytes += spanCost(int(r.size))
 		st.noteKept(n.id, p, n.start)
 	}
 	if st.affected() && !st.hasResource && len(l.nodes) > 0 {
@@ -428,13 +449,12 @@ func (l *ladder) selectSpans(remS int, remB int64) {
 	}
 }
 
-// drop removes n, recording p as the span that replaces it as parent.
-func (l *ladder) drop(n *node, p uint64, reason int, cost int64, maxNames int) {
+// drop removes n; its replacement parent is resolved once the chunk is decided.
+func (l *ladder) drop(n *node, reason int, cost int64, maxNames int) {
 	sc, st := l.sc, l.st
 	r := &sc.spans[n.ref]
 	n.state = nodeDropped
-	n.repl = p
-	st.dropped[n.id] = p
+	n.repl = n.parent
 	r.flags |= flagRemoved
 	sc.removed++
 	st.droppedBy[reason]++

@@ -229,6 +229,9 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 		}
 		c.st = st
 		st.received += c.n
+		if st.ids == nil && !st.guarded {
+			st.ids = make([]idPair, 0, c.n)
+		}
 		// Each forwarded span may still owe its parent a place in the
 		// budget, so the fast path stops at half the span budget; past that
 		// the ladder accounts for owed parents exactly.

@@ -51,12 +51,14 @@ type telemetry struct {
 	batchBytes                                    metric.Int64Histogram
 	registration                                  metric.Registration
 
-	attrs map[string]metric.MeasurementOption
+	attrs map[attrKey]metric.MeasurementOption
 }
+
+type attrKey struct{ key, value string }
 
 func newTelemetry(set component.TelemetrySettings, g *spanGuard) (*telemetry, error) {
 	m := set.MeterProvider.Meter(metadata.ScopeName)
-	t := &telemetry{attrs: map[string]metric.MeasurementOption{}}
+	t := &telemetry{attrs: map[attrKey]metric.MeasurementOption{}}
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -111,8 +113,7 @@ func newTelemetry(set component.TelemetrySettings, g *spanGuard) (*telemetry, er
 
 // with returns the measurement option for one attribute, cached.
 func (t *telemetry) with(key, value string) metric.MeasurementOption {
-	k := key + "=" + value
-	if o, ok := t.attrs[k]; ok {
+	if o, ok := t.attrs[attrKey{key, value}]; ok {
 		return o
 	}
 	return metric.WithAttributeSet(attribute.NewSet(attribute.String(key, value)))
@@ -121,20 +122,20 @@ func (t *telemetry) with(key, value string) metric.MeasurementOption {
 // warm fills the attribute cache; called once before the processor is shared.
 func (t *telemetry) warm() {
 	for _, r := range []string{reasonSiblingCompression, reasonSpanBudget, reasonByteBudget, reasonSpanTooLarge,
-		reasonExportFailed, reasonMemoryLimit, reasonRateLimit, reasonMetadataLimit} {
-		t.attrs["reason="+r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
+		reasonExportFailed, reasonMemoryLimit, reasonRateLimit, reasonMetadataLimit, reasonShutdown} {
+		t.attrs[attrKey{"reason", r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
 	for _, r := range []string{"window", "capacity", "shutdown"} {
-		t.attrs["reason="+r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
+		t.attrs[attrKey{"reason", r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
 	for _, k := range []string{"attribute", "event", "link"} {
-		t.attrs["kind="+k] = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", k)))
+		t.attrs[attrKey{"kind", k}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", k)))
 	}
 	for _, k := range []string{triggerSpans, triggerBytes, triggerTimeout, triggerShutdown} {
-		t.attrs["trigger="+k] = metric.WithAttributeSet(attribute.NewSet(attribute.String("trigger", k)))
+		t.attrs[attrKey{"trigger", k}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("trigger", k)))
 	}
 	for _, k := range []string{"forwarded", "export_failed", "too_large"} {
-		t.attrs["outcome="+k] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", k)))
+		t.attrs[attrKey{"outcome", k}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", k)))
 	}
 }
 
