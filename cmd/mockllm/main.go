@@ -1,0 +1,107 @@
+// Command mockllm is an OpenAI-compatible streaming mock server with a
+// latency model, fault injection and per-request ground truth, for tests,
+// demos and benchmarks of LLM load generators and pipelines.
+//
+//	mockllm -addr 127.0.0.1:8000 -ttft 200ms -itl 20ms -output-tokens 128 \
+//	        -faults rate_limit=0.01,drop=0.005 -otlp-endpoint 127.0.0.1:4317
+//
+// Endpoints: POST /v1/chat/completions, POST /v1/completions,
+// POST /v1/embeddings, GET /v1/models, GET /mock/requests/{id} (ground
+// truth of one request), GET /mock/stats, GET /healthz.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "mockllm:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stderr io.Writer) error {
+	cfg := mockllm.DefaultConfig()
+	fs := flag.NewFlagSet("mockllm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8000", "listen address")
+	models := fs.String("models", strings.Join(cfg.Models, ","), "comma-separated model ids; the first is the default")
+	fs.IntVar(&cfg.ContextWindow, "context-window", cfg.ContextWindow, "context window in tokens (prompt + max_tokens above it gets a 400)")
+	fs.DurationVar(&cfg.TTFT, "ttft", cfg.TTFT, "mean time to first token")
+	fs.DurationVar(&cfg.PrefillPerToken, "prefill-per-token", cfg.PrefillPerToken, "extra time to first token per prompt token")
+	fs.DurationVar(&cfg.ITL, "itl", cfg.ITL, "mean inter-token latency")
+	fs.Float64Var(&cfg.Jitter, "jitter", cfg.Jitter, "relative spread of TTFT and each gap (0..1)")
+	fs.IntVar(&cfg.OutputTokens, "output-tokens", cfg.OutputTokens, "mean completion length in tokens (max_tokens caps it)")
+	fs.Float64Var(&cfg.OutputJitter, "output-jitter", cfg.OutputJitter, "relative spread of the completion length (0..1)")
+	fs.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", cfg.TokensPerChunk, "tokens per streamed content chunk")
+	fs.IntVar(&cfg.EmbeddingDimensions, "embedding-dimensions", cfg.EmbeddingDimensions, "embedding vector size")
+	faults := fs.String("faults", "", "fault probabilities, kind=p[,kind=p]; kinds: "+strings.Join(mockllm.Faults, ", "))
+	fs.DurationVar(&cfg.RetryAfter, "retry-after", cfg.RetryAfter, "Retry-After of rate_limit responses")
+	fs.DurationVar(&cfg.StallDuration, "stall", cfg.StallDuration, "pause of a stalled stream")
+	fs.DurationVar(&cfg.SlowHeaders, "slow-headers", cfg.SlowHeaders, "header delay of slow_headers")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the latency model (0: random)")
+	fs.IntVar(&cfg.HistorySize, "history", cfg.HistorySize, "ground-truth records kept")
+	fs.BoolVar(&cfg.RecordTokenTimes, "record-token-times", cfg.RecordTokenTimes, "keep every chunk's write time in the ground truth")
+	otlpEndpoint := fs.String("otlp-endpoint", "", "export server spans over OTLP/gRPC (insecure) to host:port; empty disables")
+	service := fs.String("service-name", "mockllm", "service.name of exported spans")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.Models = strings.Split(*models, ",")
+	var err error
+	if cfg.FaultRates, err = mockllm.ParseFaultRates(*faults); err != nil {
+		return err
+	}
+
+	var opts []mockllm.Option
+	var tp *sdktrace.TracerProvider
+	if *otlpEndpoint != "" {
+		exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(*otlpEndpoint), otlptracegrpc.WithInsecure())
+		if err != nil {
+			return fmt.Errorf("otlp-endpoint: %w", err)
+		}
+		tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
+			sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(*service))))
+		opts = append(opts, mockllm.WithTracerProvider(tp))
+	}
+	srv, err := mockllm.New(cfg, opts...)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(*addr); err != nil {
+		return err
+	}
+	log.SetOutput(stderr)
+	log.Printf("mockllm listening on %s (models %s, ttft %v, itl %v, output %d tokens)", srv.URL(), *models, cfg.TTFT, cfg.ITL, cfg.OutputTokens)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(ctx)
+	if tp != nil {
+		err = errors.Join(err, tp.Shutdown(ctx))
+	}
+	st := srv.Stats()
+	log.Printf("mockllm stopped: %d requests, %d completed streams, peak %d concurrent streams", st.Requests, st.Completed, st.MaxStreams)
+	return err
+}

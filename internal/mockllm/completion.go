@@ -1,0 +1,344 @@
+package mockllm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+type endpoint int
+
+const (
+	endpointChat endpoint = iota
+	endpointText
+)
+
+func (e endpoint) path() string {
+	if e == endpointChat {
+		return "/v1/chat/completions"
+	}
+	return "/v1/completions"
+}
+
+type completionRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Prompt        json.RawMessage `json:"prompt"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           *int `json:"max_tokens"`
+	MaxCompletionTokens *int `json:"max_completion_tokens"`
+	IgnoreEOS           bool `json:"ignore_eos"`
+}
+
+// promptTokens estimates a prompt's length at four bytes per token plus a
+// few tokens of chat framing per message.
+func (q *completionRequest) promptTokens() int {
+	n := 0
+	for _, m := range q.Messages {
+		n += 4 + (len(m.Content)+3)/4
+	}
+	n += (len(q.Prompt) + 3) / 4
+	return max(n, 1)
+}
+
+// plan is what the latency model decided for one request.
+type plan struct {
+	ttft       time.Duration
+	itl        time.Duration
+	jitter     float64
+	tokens     int
+	finish     string
+	faultAfter int // content chunks before a mid-stream fault
+}
+
+var words = []string{" the", " model", " streams", " tokens", " over", " server", "-sent", " events", " while", " the",
+	" client", " measures", " each", " gap", ",", " and", " reports", " latency", ".", " Then"}
+
+// handleCompletion serves chat completions and text completions.
+func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n := s.seq.Add(1)
+		s.requests.Add(1)
+		rec := Record{
+			ID: fmt.Sprintf("%s-%x-%d", idPrefix(ep), s.seed&0xffffff, n), Endpoint: ep.path(),
+			Traceparent: r.Header.Get("traceparent"), Tracestate: r.Header.Get("tracestate"),
+			Received: time.Now(),
+		}
+		e := &entry{rec: Record{ID: rec.ID}, done: make(chan struct{})}
+		s.hist.add(e)
+		ctx, span := s.startSpan(r, "chat")
+		defer func() {
+			rec.EndAt = time.Now()
+			if rec.ClientGone {
+				s.gone.Add(1)
+			}
+			span.SetAttributes(attribute.Int("http.response.status_code", rec.Status),
+				attribute.Int("gen_ai.usage.output_tokens", rec.SentTokens),
+				attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens))
+			span.End()
+			s.hist.finish(e, &rec)
+		}()
+		w.Header().Set(HeaderRequestID, rec.ID)
+
+		var q completionRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 32<<20)).Decode(&q); err != nil {
+			rec.Status = http.StatusBadRequest
+			setSpanError(span, "400")
+			writeError(w, rec.Status, "invalid_request_error", "", "request body is not valid JSON: "+err.Error())
+			return
+		}
+		if q.Model == "" {
+			q.Model = s.cfg.Models[0]
+		}
+		rec.Model, rec.Stream = q.Model, q.Stream
+		rec.IncludeUsage = q.StreamOptions != nil && q.StreamOptions.IncludeUsage
+		rec.PromptTokens = q.promptTokens()
+		op := "chat"
+		if ep == endpointText {
+			op = "text_completion"
+		}
+		span.SetName(op + " " + q.Model)
+		span.SetAttributes(attribute.String("gen_ai.operation.name", op), attribute.String("gen_ai.request.model", q.Model),
+			attribute.Bool("gen_ai.request.stream", q.Stream), attribute.String("gen_ai.response.id", rec.ID))
+		if !s.hasModel(q.Model) {
+			rec.Status = http.StatusNotFound
+			setSpanError(span, "404")
+			writeError(w, rec.Status, "invalid_request_error", "model", fmt.Sprintf("The model `%s` does not exist.", q.Model))
+			return
+		}
+		rng := s.rng(n)
+		fault, err := s.pickFault(r, rng)
+		if err != nil {
+			rec.Status = http.StatusBadRequest
+			writeError(w, rec.Status, "invalid_request_error", HeaderFault, err.Error())
+			return
+		}
+		p, err := s.plan(r, &q, rng, rec.PromptTokens)
+		if err != nil {
+			rec.Status = http.StatusBadRequest
+			writeError(w, rec.Status, "invalid_request_error", "", err.Error())
+			return
+		}
+		rec.Fault = fault
+		if fault != FaultNone {
+			s.faults.Add(1)
+			span.SetAttributes(attribute.String("mockllm.fault", fault))
+		}
+		rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL = p.tokens, p.ttft, p.itl
+		maxTok := requestedMax(&q)
+		if fault == FaultContextLength || rec.PromptTokens+maxTok > s.cfg.ContextWindow {
+			rec.Status = http.StatusBadRequest
+			setSpanError(span, "400")
+			writeError(w, rec.Status, "invalid_request_error", "messages", fmt.Sprintf(
+				"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+				s.cfg.ContextWindow, rec.PromptTokens+maxTok, rec.PromptTokens, maxTok))
+			return
+		}
+		switch fault {
+		case FaultRateLimit:
+			rec.Status = http.StatusTooManyRequests
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.cfg.RetryAfter.Seconds()))))
+			w.Header().Set("Retry-After-Ms", strconv.FormatInt(s.cfg.RetryAfter.Milliseconds(), 10))
+			setSpanError(span, "429")
+			writeError(w, rec.Status, "requests", "", "Rate limit reached for requests. Please try again later.")
+			return
+		case FaultOverloaded:
+			rec.Status = http.StatusServiceUnavailable
+			setSpanError(span, "503")
+			writeError(w, rec.Status, "server_error", "", "The engine is currently overloaded, please try again later.")
+			return
+		case FaultSlowHeaders:
+			if !sleepUntil(r.Context(), time.Now().Add(s.cfg.SlowHeaders)) {
+				rec.ClientGone = true
+				return
+			}
+		}
+		if q.Stream {
+			s.stream(ctx, w, ep, &q, p, fault, rng, &rec, span)
+			return
+		}
+		s.unary(w, r, ep, &q, p, rng, &rec, span)
+	}
+}
+
+func idPrefix(ep endpoint) string {
+	if ep == endpointChat {
+		return "chatcmpl"
+	}
+	return "cmpl"
+}
+
+func requestedMax(q *completionRequest) int {
+	if q.MaxCompletionTokens != nil {
+		return *q.MaxCompletionTokens
+	}
+	if q.MaxTokens != nil {
+		return *q.MaxTokens
+	}
+	return 0
+}
+
+// plan applies the latency model and the request's overrides.
+func (s *Server) plan(r *http.Request, q *completionRequest, rng *rand.Rand, promptTokens int) (plan, error) {
+	p := plan{jitter: s.cfg.Jitter, finish: "stop"}
+	p.ttft = jitter(rng, s.cfg.TTFT+time.Duration(promptTokens)*s.cfg.PrefillPerToken, s.cfg.Jitter)
+	p.itl = s.cfg.ITL
+	if v, ok, err := headerInt(r, HeaderTTFT); err != nil {
+		return p, err
+	} else if ok {
+		p.ttft = time.Duration(v) * time.Millisecond
+	}
+	if v, ok, err := headerInt(r, HeaderITL); err != nil {
+		return p, err
+	} else if ok {
+		p.itl = time.Duration(v) * time.Millisecond
+	}
+	p.tokens = s.cfg.OutputTokens
+	if s.cfg.OutputJitter > 0 {
+		p.tokens = max(1, int(math.Round(float64(s.cfg.OutputTokens)*(1-s.cfg.OutputJitter+2*s.cfg.OutputJitter*rng.Float64()))))
+	}
+	maxTok := requestedMax(q)
+	if maxTok > 0 && (q.IgnoreEOS || p.tokens > maxTok) {
+		p.tokens, p.finish = maxTok, "length"
+	}
+	if v, ok, err := headerInt(r, HeaderOutputTokens); err != nil {
+		return p, err
+	} else if ok {
+		p.tokens, p.finish = max(v, 1), "stop"
+	}
+	chunks := (p.tokens + s.cfg.TokensPerChunk - 1) / s.cfg.TokensPerChunk
+	p.faultAfter = max(1, chunks/2)
+	if v, ok, err := headerInt(r, HeaderFaultAfter); err != nil {
+		return p, err
+	} else if ok {
+		p.faultAfter = v
+	}
+	return p, nil
+}
+
+// sleepUntil waits for t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// unary answers a non-streaming request after the whole generation time.
+func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *completionRequest, p plan, rng *rand.Rand, rec *Record, span trace.Span) {
+	end := rec.Received.Add(p.ttft)
+	for i := 1; i < p.tokens; i++ {
+		end = end.Add(jitter(rng, p.itl, p.jitter))
+	}
+	if !sleepUntil(r.Context(), end) {
+		rec.ClientGone = true
+		return
+	}
+	text := make([]byte, 0, p.tokens*7)
+	for i := 0; i < p.tokens; i++ {
+		text = append(text, words[i%len(words)]...)
+	}
+	usage := map[string]int{"prompt_tokens": rec.PromptTokens, "completion_tokens": p.tokens, "total_tokens": rec.PromptTokens + p.tokens}
+	var choice map[string]any
+	object := "chat.completion"
+	if ep == endpointChat {
+		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(text)}, "logprobs": nil, "finish_reason": p.finish}
+	} else {
+		object = "text_completion"
+		choice = map[string]any{"index": 0, "text": string(text), "logprobs": nil, "finish_reason": p.finish}
+	}
+	rec.Status, rec.SentTokens, rec.FinishReason = http.StatusOK, p.tokens, p.finish
+	rec.FirstContentAt = time.Now()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": rec.ID, "object": object, "created": s.created, "model": q.Model,
+		"choices": []any{choice}, "usage": usage,
+	})
+	s.completed.Add(1)
+	span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{p.finish}))
+}
+
+func embeddingVector(input string, dims int) []float32 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(input))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
+	v := make([]float32, dims)
+	var norm float64
+	for i := range v {
+		x := rng.NormFloat64()
+		v[i] = float32(x)
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	for i := range v {
+		v[i] = float32(float64(v[i]) / norm)
+	}
+	return v
+}
+
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	_, span := s.startSpan(r, "embeddings")
+	defer span.End()
+	var q struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 32<<20)).Decode(&q); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "request body is not valid JSON: "+err.Error())
+		return
+	}
+	var inputs []string
+	var one string
+	if err := json.Unmarshal(q.Input, &one); err == nil {
+		inputs = []string{one}
+	} else if err := json.Unmarshal(q.Input, &inputs); err != nil || len(inputs) == 0 {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "input", "input: must be a string or a non-empty array of strings")
+		return
+	}
+	if q.Model == "" {
+		q.Model = s.cfg.Models[0]
+	}
+	span.SetName("embeddings " + q.Model)
+	if !sleepUntil(r.Context(), time.Now().Add(s.cfg.EmbeddingLatency)) {
+		return
+	}
+	type item struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	tokens := 0
+	data := make([]item, len(inputs))
+	for i, in := range inputs {
+		data[i] = item{Object: "embedding", Index: i, Embedding: embeddingVector(in, s.cfg.EmbeddingDimensions)}
+		tokens += max(1, (len(in)+3)/4)
+	}
+	span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", tokens))
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list", "data": data, "model": q.Model,
+		"usage": map[string]int{"prompt_tokens": tokens, "total_tokens": tokens},
+	})
+}

@@ -1,0 +1,141 @@
+package mockllm
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Record is the ground truth of one request: what the server planned and
+// what it actually did, with the server's own clock.
+type Record struct {
+	ID           string
+	Endpoint     string // "/v1/chat/completions", ...
+	Model        string
+	Stream       bool
+	IncludeUsage bool
+	// Traceparent and Tracestate are the W3C headers the request carried.
+	Traceparent string
+	Tracestate  string
+	Fault       string
+	Status      int
+
+	PromptTokens int
+	// PlannedTokens is the completion length the latency model chose;
+	// SentTokens is how many were written before the response ended.
+	PlannedTokens int
+	SentTokens    int
+	SentChunks    int
+	FinishReason  string
+	PlannedTTFT   time.Duration
+	PlannedITL    time.Duration // mean of the planned gaps
+
+	Received  time.Time // the handler began
+	HeadersAt time.Time // response headers flushed
+	// FirstContentAt is when the first chunk with content was flushed.
+	FirstContentAt time.Time
+	// ChunkTimes are the flush times of every content chunk (when
+	// Config.RecordTokenTimes is set).
+	ChunkTimes []time.Time
+	EndAt      time.Time
+	DoneSent   bool // "data: [DONE]" was written
+	ClientGone bool // the client went away before the end
+}
+
+// TTFT is the server-side time to first content chunk, from the moment the
+// handler began; 0 when no content was sent.
+func (r *Record) TTFT() time.Duration {
+	if r.FirstContentAt.IsZero() {
+		return 0
+	}
+	return r.FirstContentAt.Sub(r.Received)
+}
+
+// ITLs are the gaps between consecutive content chunks.
+func (r *Record) ITLs() []time.Duration {
+	if len(r.ChunkTimes) < 2 {
+		return nil
+	}
+	out := make([]time.Duration, len(r.ChunkTimes)-1)
+	for i := 1; i < len(r.ChunkTimes); i++ {
+		out[i-1] = r.ChunkTimes[i].Sub(r.ChunkTimes[i-1])
+	}
+	return out
+}
+
+type entry struct {
+	rec  Record
+	done chan struct{}
+}
+
+// history keeps the most recent records, oldest evicted first.
+type history struct {
+	mu    sync.Mutex
+	max   int
+	byID  map[string]*entry
+	order []string
+	head  int
+}
+
+func newHistory(max int) *history {
+	return &history{max: max, byID: map[string]*entry{}}
+}
+
+func (h *history) add(e *entry) {
+	if h.max == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.order) < h.max {
+		h.order = append(h.order, e.rec.ID)
+	} else {
+		delete(h.byID, h.order[h.head])
+		h.order[h.head] = e.rec.ID
+		h.head = (h.head + 1) % h.max
+	}
+	h.byID[e.rec.ID] = e
+}
+
+// finish publishes the final state of a request's record.
+func (h *history) finish(e *entry, rec *Record) {
+	h.mu.Lock()
+	e.rec = *rec
+	h.mu.Unlock()
+	close(e.done)
+}
+
+func (h *history) get(ctx context.Context, id string) (Record, bool) {
+	h.mu.Lock()
+	e, ok := h.byID[id]
+	h.mu.Unlock()
+	if !ok {
+		return Record{}, false
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		return Record{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := e.rec
+	r.ChunkTimes = append([]time.Time(nil), e.rec.ChunkTimes...)
+	return r, true
+}
+
+func (h *history) all() []Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Record, 0, len(h.byID))
+	for _, e := range h.byID {
+		select {
+		case <-e.done:
+			r := e.rec
+			r.ChunkTimes = append([]time.Time(nil), e.rec.ChunkTimes...)
+			out = append(out, r)
+		default:
+		}
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package sse
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Done is the data of the terminating event of an OpenAI stream.
+var Done = []byte("[DONE]")
+
+// IsDone reports whether data is the stream terminator.
+func IsDone(data []byte) bool { return bytes.Equal(bytes.TrimSpace(data), Done) }
+
+// ErrMalformedChunk is returned for event data that is not a chunk object.
+var ErrMalformedChunk = errors.New("sse: malformed chunk")
+
+// Chunk is one chat.completion.chunk or text_completion streaming object.
+// An in-stream error event ({"error": {...}}) decodes into Error.
+type Chunk struct {
+	ID      string        `json:"id,omitempty"`
+	Object  string        `json:"object,omitempty"`
+	Created int64         `json:"created,omitempty"`
+	Model   string        `json:"model,omitempty"`
+	Choices []ChunkChoice `json:"choices"`
+	Usage   *Usage        `json:"usage"`
+	Error   *APIError     `json:"error,omitempty"`
+}
+
+// ChunkChoice is one entry of Chunk.Choices. Chat streams fill Delta,
+// text-completion streams fill Text.
+type ChunkChoice struct {
+	Index        int     `json:"index"`
+	Delta        *Delta  `json:"delta,omitempty"`
+	Text         *string `json:"text,omitempty"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// Delta is the incremental message of a chat chunk.
+type Delta struct {
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ToolCalls        json.RawMessage `json:"tool_calls,omitempty"`
+}
+
+// Usage is the token accounting of a request.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// APIError is the error object OpenAI-compatible servers send, in a response
+// body or inside a stream.
+type APIError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Param   any    `json:"param,omitempty"`
+	Code    any    `json:"code,omitempty"`
+}
+
+// DecodeChunk parses one event's data as a chunk. It rejects data that is
+// not a JSON object, and objects that are neither a chunk (no "choices") nor
+// an error.
+func DecodeChunk(data []byte, c *Chunk) error {
+	*c = Chunk{}
+	if err := json.Unmarshal(data, c); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformedChunk, err)
+	}
+	if c.Choices == nil && c.Error == nil {
+		return fmt.Errorf("%w: object has neither \"choices\" nor \"error\"", ErrMalformedChunk)
+	}
+	return nil
+}
+
+// ContentLen returns the number of bytes of generated text (content,
+// reasoning content or completion text) the chunk carries over all choices,
+// and whether it carries tool-call deltas.
+func (c *Chunk) ContentLen() (n int, toolCalls bool) {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Text != nil {
+			n += len(*ch.Text)
+		}
+		if d := ch.Delta; d != nil {
+			if d.Content != nil {
+				n += len(*d.Content)
+			}
+			if d.ReasoningContent != nil {
+				n += len(*d.ReasoningContent)
+			}
+			if len(d.ToolCalls) > 0 && !bytes.Equal(d.ToolCalls, []byte("null")) {
+				toolCalls = true
+			}
+		}
+	}
+	return n, toolCalls
+}
+
+// FinishReason returns the first non-empty finish_reason of the chunk's choices.
+func (c *Chunk) FinishReason() string {
+	for i := range c.Choices {
+		if f := c.Choices[i].FinishReason; f != nil && *f != "" {
+			return *f
+		}
+	}
+	return ""
+}

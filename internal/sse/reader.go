@@ -1,0 +1,178 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// DefaultMaxEventBytes bounds the size of one event (all its lines) unless
+// the caller chooses otherwise.
+const DefaultMaxEventBytes = 4 << 20
+
+// ErrEventTooLarge is returned when one event exceeds the reader's maximum.
+var ErrEventTooLarge = errors.New("sse: event exceeds the maximum size")
+
+// Event is one dispatched server-sent event.
+type Event struct {
+	// Data is the value of the event's data lines joined with '\n'. It is
+	// valid until the next call to Next.
+	Data []byte
+	// Type is the value of the last "event" field, empty for the default
+	// "message" type.
+	Type string
+	// ID is the value of the last "id" field.
+	ID string
+	// Time is when the event was dispatched by the parser.
+	Time time.Time
+	// Comments counts the comment (keep-alive) lines seen since the previous event.
+	Comments int
+}
+
+// Reader parses events from a stream.
+type Reader struct {
+	src      io.Reader
+	buf      []byte // raw bytes read from src
+	start    int    // first unconsumed byte in buf
+	end      int    // end of valid bytes in buf
+	scanned  int    // bytes after start already known to hold no line terminator
+	skipLF   bool   // the previous line ended in CR: a leading LF belongs to it
+	max      int
+	data     []byte
+	hasData  bool
+	typ      string
+	id       string
+	comments int
+	now      func() time.Time
+	err      error
+}
+
+// NewReader returns a Reader over src. maxEventBytes <= 0 selects
+// DefaultMaxEventBytes.
+func NewReader(src io.Reader, maxEventBytes int) *Reader {
+	if maxEventBytes <= 0 {
+		maxEventBytes = DefaultMaxEventBytes
+	}
+	return &Reader{src: src, buf: make([]byte, 4096), max: maxEventBytes, now: time.Now}
+}
+
+// Next returns the next event. At the end of the stream it returns io.EOF;
+// a final event that was not terminated by a blank line is discarded, as the
+// specification requires, and reported as io.ErrUnexpectedEOF.
+func (r *Reader) Next() (Event, error) {
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	r.data = r.data[:0]
+	r.hasData = false
+	r.typ, r.id, r.comments = "", "", 0
+	pending := false // a field line of the current event has been seen
+	for {
+		line, ok, err := r.line()
+		if err != nil {
+			if errors.Is(err, io.EOF) && (pending || r.end > r.start) {
+				err = io.ErrUnexpectedEOF
+			}
+			r.err = err
+			return Event{}, err
+		}
+		if !ok {
+			continue
+		}
+		if len(line) == 0 {
+			if !pending {
+				continue
+			}
+			if !r.hasData {
+				// An event with no data field is not dispatched.
+				pending = false
+				r.typ, r.id = "", ""
+				continue
+			}
+			return Event{Data: r.data, Type: r.typ, ID: r.id, Time: r.now(), Comments: r.comments}, nil
+		}
+		if line[0] == ':' {
+			r.comments++
+			continue
+		}
+		pending = true
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if r.hasData {
+				r.data = append(r.data, '\n')
+			}
+			r.data = append(r.data, value...)
+			r.hasData = true
+			if len(r.data) > r.max {
+				r.err = fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, r.max)
+				return Event{}, r.err
+			}
+		case "event":
+			r.typ = string(value)
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				r.id = string(value)
+			}
+		default:
+			// "retry" and unknown fields carry nothing a client of a
+			// completion stream needs; the grammar says to ignore them.
+		}
+	}
+}
+
+// line returns the next complete line without its terminator. ok is false
+// when more input had to be read and the caller should call again.
+func (r *Reader) line() ([]byte, bool, error) {
+	if r.skipLF && r.start < r.end {
+		if r.buf[r.start] == '\n' {
+			r.start++
+		}
+		r.skipLF = false
+	}
+	if r.start >= r.end {
+		r.start, r.end, r.scanned = 0, 0, 0
+	}
+	window := r.buf[r.start:r.end]
+	if i := bytes.IndexAny(window[r.scanned:], "\r\n"); i >= 0 {
+		i += r.scanned
+		line := window[:i]
+		r.start += i + 1
+		r.scanned = 0
+		if window[i] == '\r' {
+			r.skipLF = true
+		}
+		return line, true, nil
+	}
+	r.scanned = len(window)
+	if r.end-r.start > r.max {
+		return nil, false, fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, r.max)
+	}
+	// Make room: slide the partial line to the front, grow when full.
+	if r.start > 0 {
+		n := copy(r.buf, r.buf[r.start:r.end])
+		r.start, r.end = 0, n
+	}
+	if r.end == len(r.buf) {
+		nb := make([]byte, 2*len(r.buf))
+		copy(nb, r.buf[:r.end])
+		r.buf = nb
+	}
+	n, err := r.src.Read(r.buf[r.end:])
+	r.end += n
+	if n > 0 {
+		return nil, false, nil
+	}
+	if err == nil {
+		return nil, false, nil
+	}
+	return nil, false, err
+}

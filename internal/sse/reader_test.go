@@ -1,0 +1,125 @@
+package sse
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type ev struct {
+	Data, Type, ID string
+	Comments       int
+}
+
+func readAll(t *testing.T, r io.Reader, max int) ([]ev, error) {
+	t.Helper()
+	rd := NewReader(r, max)
+	var out []ev
+	for i := 0; i < 10000; i++ {
+		e, err := rd.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev{string(e.Data), e.Type, e.ID, e.Comments})
+	}
+	t.Fatal("too many events")
+	return nil, nil
+}
+
+func TestReader(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	tests := []struct {
+		name  string
+		in    string
+		want  []ev
+		err   error
+		maxSz int
+	}{
+		{name: "lf", in: "data: a\n\ndata: b\n\n", want: []ev{{Data: "a"}, {Data: "b"}}, err: io.EOF},
+		{name: "crlf", in: "data: a\r\n\r\ndata: b\r\n\r\n", want: []ev{{Data: "a"}, {Data: "b"}}, err: io.EOF},
+		{name: "cr", in: "data: a\r\rdata: b\r\r", want: []ev{{Data: "a"}, {Data: "b"}}, err: io.EOF},
+		{name: "multi-line data", in: "data: a\ndata:b\ndata:  c\n\n", want: []ev{{Data: "a\nb\n c"}}, err: io.EOF},
+		{name: "comments and keep-alives", in: ": ping\n\n:\ndata: a\n\n", want: []ev{{Data: "a", Comments: 2}}, err: io.EOF},
+		{name: "event and id", in: "event: error\nid: 7\ndata: {}\n\n", want: []ev{{Data: "{}", Type: "error", ID: "7"}}, err: io.EOF},
+		{name: "no data field is not dispatched", in: "event: x\n\ndata: a\n\n", want: []ev{{Data: "a"}}, err: io.EOF},
+		{name: "field without colon", in: "data\n\n", want: []ev{{Data: ""}}, err: io.EOF},
+		{name: "unknown field ignored", in: "retry: 10\nfoo: bar\ndata: a\n\n", want: []ev{{Data: "a"}}, err: io.EOF},
+		{name: "unterminated last event", in: "data: a\n\ndata: b\n", want: []ev{{Data: "a"}}, err: io.ErrUnexpectedEOF},
+		{name: "partial line at eof", in: "data: a\n\ndata: b", want: []ev{{Data: "a"}}, err: io.ErrUnexpectedEOF},
+		{name: "line over 64KiB", in: "data: " + long + "\n\n", want: []ev{{Data: long}}, err: io.EOF},
+		{name: "too large", in: "data: " + long + "\n\n", err: ErrEventTooLarge, maxSz: 64 << 10},
+		{name: "too large over lines", in: strings.Repeat("data: "+strings.Repeat("y", 1000)+"\n", 100) + "\n", err: ErrEventTooLarge, maxSz: 32 << 10},
+		{name: "empty", in: "", err: io.EOF},
+	}
+	for _, tt := range tests {
+		for _, mode := range []string{"whole", "onebyte"} {
+			t.Run(tt.name+"/"+mode, func(t *testing.T) {
+				var r io.Reader = strings.NewReader(tt.in)
+				if mode == "onebyte" {
+					r = iotest.OneByteReader(r)
+				}
+				got, err := readAll(t, r, tt.maxSz)
+				assert.Equal(t, tt.want, got)
+				require.Error(t, err)
+				assert.True(t, errors.Is(err, tt.err), "error %v, want %v", err, tt.err)
+			})
+		}
+	}
+}
+
+// An event must be delivered as soon as its blank line arrives, without
+// waiting for more input to fill a buffer.
+func TestReaderDoesNotWaitToFill(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	rd := NewReader(pr, 0)
+	go func() {
+		_, _ = pw.Write([]byte("data: first\n\n"))
+		// The writer then blocks until the reader consumes; nothing more
+		// is written before the first event has been returned.
+	}()
+	e, err := rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "first", string(e.Data))
+	assert.False(t, e.Time.IsZero())
+	pw.Close()
+	_, err = rd.Next()
+	assert.ErrorIs(t, err, io.EOF)
+}
+
+func TestReaderErrorIsSticky(t *testing.T) {
+	rd := NewReader(iotest.ErrReader(errors.New("boom")), 0)
+	_, err := rd.Next()
+	require.EqualError(t, err, "boom")
+	_, err = rd.Next()
+	require.EqualError(t, err, "boom")
+}
+
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{"data: a\n\n", "data: a\r\n\r\n", ": c\rdata:x\r\r", "event: e\nid: 1\ndata: {\"a\":1}\n\n", "data: [DONE]\n\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rd := NewReader(strings.NewReader(string(in)), 1<<16)
+		total := 0
+		for i := 0; i <= len(in); i++ {
+			e, err := rd.Next()
+			if err != nil {
+				return
+			}
+			total += len(e.Data)
+			if total > len(in) {
+				t.Fatalf("events carry more data (%d) than the input (%d)", total, len(in))
+			}
+		}
+		t.Fatalf("more events than input bytes")
+	})
+}
