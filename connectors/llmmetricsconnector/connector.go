@@ -76,6 +76,9 @@ func (c *llmMetrics) Start(context.Context, component.Host) error {
 	if c.stop != nil || c.shutdown {
 		return nil
 	}
+	c.mu.Lock()
+	c.lastFlush = c.now() // the first concurrency window starts now
+	c.mu.Unlock()
 	c.stop, c.done = make(chan struct{}), make(chan struct{})
 	go c.flushLoop(c.stop, c.done)
 	return nil
