@@ -1,0 +1,253 @@
+package nvidiagpureceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver"
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver/internal/metadata"
+)
+
+// eventDevice is what the event goroutine knows about a registered GPU; it is
+// built before the goroutine starts and never changed, so the goroutine needs
+// no lock on the session's device list.
+type eventDevice struct {
+	dev  nvml.Device
+	uuid string
+	res  pcommon.Map
+}
+
+// startEventsLocked registers the configured event types on every GPU that
+// supports them and starts the goroutine that waits on the event set.
+func (s *session) startEventsLocked() {
+	if !s.cfg.Events.Enabled || s.evStop != nil {
+		return
+	}
+	var mask uint64
+	for _, name := range s.cfg.Events.Types {
+		mask |= eventTypesByName[name].mask
+	}
+	set, ret := s.lib.EventSetCreate()
+	if ret != nvml.SUCCESS {
+		s.tel.callFailed("EventSetCreate", returnReason(ret))
+		s.logger.Warn("nvidia_gpu: no NVML event set; XID events will not be reported", zap.String("reason", returnReason(ret)))
+		return
+	}
+	var devices []eventDevice
+	for _, g := range s.gpus {
+		supported, ret := g.dev.GetSupportedEventTypes()
+		if ret != nvml.SUCCESS {
+			s.noteEventRegistration(g, "GetSupportedEventTypes", ret)
+			continue
+		}
+		m := supported & mask
+		if m == 0 {
+			s.logger.Info("nvidia_gpu: GPU supports none of the configured event types", zap.String("hw.id", g.uuid))
+			continue
+		}
+		if ret := g.dev.RegisterEvents(m, set); ret != nvml.SUCCESS {
+			s.noteEventRegistration(g, "RegisterEvents", ret)
+			continue
+		}
+		res := pcommon.NewResource()
+		s.resource(res, g)
+		devices = append(devices, eventDevice{dev: g.dev, uuid: g.uuid, res: res.Attributes()})
+	}
+	if len(devices) == 0 {
+		_ = set.Free()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop, done := make(chan struct{}), make(chan struct{})
+	s.evStop, s.evDone, s.evSet, s.evCancel = stop, done, set, cancel
+	go func() {
+		defer close(done)
+		s.runEvents(ctx, set, devices, stop)
+	}()
+}
+
+func (s *session) noteEventRegistration(g *gpu, call string, ret nvml.Return) {
+	if unsupported(ret) {
+		s.tel.callUnsupported(call)
+		s.logger.Info("nvidia_gpu: GPU does not support NVML events", zap.String("hw.id", g.uuid))
+		return
+	}
+	s.tel.callFailed(call, returnReason(ret))
+	s.logger.Warn("nvidia_gpu: cannot register NVML events", zap.String("hw.id", g.uuid), zap.String("reason", returnReason(ret)))
+}
+
+// stopEventsLocked stops the event goroutine (it returns within one
+// wait_timeout) and frees the event set.
+func (s *session) stopEventsLocked() {
+	if s.evStop == nil {
+		return
+	}
+	close(s.evStop)
+	s.evCancel()
+	<-s.evDone
+	_ = s.evSet.Free()
+	s.evStop, s.evDone, s.evSet, s.evCancel = nil, nil, nil, nil
+}
+
+func (s *session) runEvents(ctx context.Context, set nvml.EventSet, devices []eventDevice, stop <-chan struct{}) {
+	timeoutMs := uint32(s.cfg.Events.WaitTimeout.Milliseconds())
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		data, ret := set.Wait(timeoutMs)
+		switch ret {
+		case nvml.SUCCESS:
+			s.handleEvent(ctx, data, devices)
+		case nvml.ERROR_TIMEOUT:
+		default:
+			// A failing wait must not spin: back off for one wait_timeout.
+			s.tel.eventWaitError(returnReason(ret))
+			select {
+			case <-stop:
+				return
+			case <-time.After(s.cfg.Events.WaitTimeout):
+			}
+		}
+	}
+}
+
+const noInstance = math.MaxUint32 // GPU/compute instance id of an event outside MIG
+
+// handleEvent counts one event and emits it as a log record.
+func (s *session) handleEvent(ctx context.Context, data nvml.EventData, devices []eventDevice) {
+	var ed *eventDevice
+	for i := range devices {
+		if devices[i].dev == data.Device {
+			ed = &devices[i]
+			break
+		}
+	}
+	if ed == nil && data.Device != nil {
+		if uuid, ret := data.Device.GetUUID(); ret == nvml.SUCCESS {
+			for i := range devices {
+				if devices[i].uuid == uuid {
+					ed = &devices[i]
+					break
+				}
+			}
+		}
+	}
+	typ, known := eventTypeByMask(data.EventType)
+	if !known {
+		typ = eventType{name: fmt.Sprintf("unknown_%d", data.EventType), severity: plog.SeverityNumberWarn, meaning: "Unknown NVML event"}
+	}
+	uuid := "unknown"
+	if ed != nil {
+		uuid = ed.uuid
+	}
+
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	if ed != nil {
+		ed.res.CopyTo(rl.Resource().Attributes())
+	} else {
+		rl.Resource().Attributes().PutStr("hw.vendor", "NVIDIA")
+	}
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(metadata.ScopeName)
+	lr := sl.LogRecords().AppendEmpty()
+	now := pcommon.NewTimestampFromTime(time.Now())
+	lr.SetTimestamp(now)
+	lr.SetObservedTimestamp(now)
+	attrs := lr.Attributes()
+	attrs.PutStr("nvidia.gpu.event.type", typ.name)
+	severity := typ.severity
+	var xid xidInfo
+	isXID := data.EventType == nvml.EventTypeXidCriticalError
+	if isXID {
+		xid = lookupXID(data.EventData)
+		severity = severities[xid.Severity]
+		if severity == 0 {
+			severity = plog.SeverityNumberWarn
+		}
+		attrs.PutStr("event.name", "nvidia.gpu.xid")
+		attrs.PutInt("nvidia.gpu.xid.code", int64(data.EventData))
+		attrs.PutStr("nvidia.gpu.xid.meaning", xid.Meaning)
+		attrs.PutStr("nvidia.gpu.xid.origin", xid.Origin)
+		attrs.PutStr("nvidia.gpu.xid.action", xid.Action)
+		lr.Body().SetStr(fmt.Sprintf("XID %d: %s", data.EventData, xid.Meaning))
+	} else {
+		attrs.PutStr("event.name", "nvidia.gpu.event")
+		attrs.PutInt("nvidia.gpu.event.data", int64(data.EventData))
+		lr.Body().SetStr(typ.meaning)
+	}
+	if data.GpuInstanceId != noInstance {
+		attrs.PutInt("nvidia.gpu.mig.gpu_instance_id", int64(data.GpuInstanceId))
+	}
+	if data.ComputeInstanceId != noInstance {
+		attrs.PutInt("nvidia.gpu.mig.compute_instance_id", int64(data.ComputeInstanceId))
+	}
+	lr.SetSeverityNumber(severity)
+	lr.SetSeverityText(severityText(severity))
+
+	s.evMu.Lock()
+	if s.eventCounts[uuid] == nil {
+		s.eventCounts[uuid] = map[string]int64{}
+	}
+	s.eventCounts[uuid][typ.name]++
+	if isXID {
+		if s.xidCounts[uuid] == nil {
+			s.xidCounts[uuid] = map[uint64]int64{}
+		}
+		s.xidCounts[uuid][data.EventData]++
+		if severityRank(xid.Severity) > severityRank(s.recentSev[uuid]) {
+			s.recentSev[uuid] = xid.Severity
+		}
+	}
+	logs := s.logs
+	s.evMu.Unlock()
+
+	s.logger.Warn("nvidia_gpu: NVML event", zap.String("hw.id", uuid), zap.String("type", typ.name),
+		zap.String("message", lr.Body().Str()))
+	if logs == nil {
+		s.tel.event(typ.name, outcomeNoPipeline)
+		return
+	}
+	if err := logs.ConsumeLogs(ctx, ld); err != nil {
+		s.tel.event(typ.name, outcomeRefused)
+		s.logger.Warn("nvidia_gpu: event log record refused by the logs pipeline", zap.Error(err))
+		return
+	}
+	s.tel.event(typ.name, outcomeEmitted)
+}
+
+func severityText(n plog.SeverityNumber) string {
+	switch {
+	case n >= plog.SeverityNumberFatal:
+		return "FATAL"
+	case n >= plog.SeverityNumberError:
+		return "ERROR"
+	case n >= plog.SeverityNumberWarn:
+		return "WARN"
+	default:
+		return "INFO"
+	}
+}
+
+func severityRank(s string) int {
+	switch s {
+	case "fatal":
+		return 4
+	case "error":
+		return 3
+	case "warn":
+		return 2
+	case "info":
+		return 1
+	}
+	return 0
+}

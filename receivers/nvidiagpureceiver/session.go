@@ -1,0 +1,347 @@
+package nvidiagpureceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.uber.org/zap"
+)
+
+// errNoDevice is returned when NVML works but no (selected) GPU is visible.
+var errNoDevice = errors.New("no NVIDIA GPU visible to NVML")
+
+// gpu is one physical GPU and what the receiver remembers about it.
+type gpu struct {
+	dev    nvml.Device
+	index  int
+	uuid   string
+	name   string
+	busID  string
+	serial string
+	minor  int
+
+	calls callGuard
+
+	lastSeen     [nvml.SAMPLINGTYPE_COUNT]uint64 // per sampling type, µs
+	lastProcUtil uint64
+	mig          map[string]*callGuard // per MIG device UUID
+}
+
+// callGuard remembers which calls a device does not support.
+type callGuard struct {
+	unsupported map[string]bool
+}
+
+func (c *callGuard) skip(call string) bool { return c.unsupported[call] }
+
+// session is the NVML state shared by the metrics and the logs receiver built
+// from one configuration: NVML is initialized once, when the first of them
+// starts, and released when the last one shuts down.
+type session struct {
+	cfg    *Config
+	newLib func(*Config) nvml.Interface
+	logger *zap.Logger
+	tel    *telemetry
+
+	mu          sync.Mutex // lifecycle, devices and scrapes
+	refs        int
+	host        component.Host
+	lib         nvml.Interface
+	ready       bool
+	initErr     error
+	lastAttempt time.Time
+	start       pcommon.Timestamp
+	driver      string
+	cuda        string
+	hostname    string
+	gpus        []*gpu
+	procs       *procResolver
+
+	evMu        sync.Mutex // events: consumer, counters
+	logs        consumer.Logs
+	xidCounts   map[string]map[uint64]int64 // uuid -> code -> count
+	eventCounts map[string]map[string]int64 // uuid -> event type -> count
+	recentSev   map[string]string           // uuid -> worst XID severity since the last scrape
+	evStop      chan struct{}
+	evDone      chan struct{}
+	evSet       nvml.EventSet
+	evCancel    context.CancelFunc
+}
+
+var (
+	sessionsMu sync.Mutex
+	sessions   = map[*Config]*session{}
+)
+
+// sessionFor returns the session of a configuration, creating it on first use.
+func sessionFor(cfg *Config, set component.TelemetrySettings, newLib func(*Config) nvml.Interface) (*session, error) {
+	sessionsMu.Lock()
+	defer sessionsMu.Unlock()
+	if s, ok := sessions[cfg]; ok {
+		return s, nil
+	}
+	tel, err := newTelemetry(set)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{
+		cfg:         cfg,
+		newLib:      newLib,
+		logger:      set.Logger,
+		tel:         tel,
+		xidCounts:   map[string]map[uint64]int64{},
+		eventCounts: map[string]map[string]int64{},
+		recentSev:   map[string]string{},
+		procs:       newProcResolver(cfg.Processes.ProcRoot),
+	}
+	sessions[cfg] = s
+	return s, nil
+}
+
+func (s *session) setLogsConsumer(c consumer.Logs) {
+	s.evMu.Lock()
+	s.logs = c
+	s.evMu.Unlock()
+}
+
+// acquire starts the session for one receiver. With on_missing: fail a
+// missing NVML or GPU is returned as an error; with warn the receiver stays
+// idle, reports a recoverable error status and retries later.
+func (s *session) acquire(_ context.Context, host component.Host) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refs++
+	if s.refs > 1 {
+		return nil
+	}
+	s.host = host
+	s.start = pcommon.NewTimestampFromTime(time.Now())
+	if err := s.initLocked(); err != nil {
+		if s.cfg.OnMissing == onMissingFail {
+			s.refs--
+			return err
+		}
+		s.logger.Warn("nvidia_gpu receiver is idle: NVML or a GPU is missing (on_missing: warn); it keeps retrying",
+			zap.Error(err), zap.Duration("init_retry_interval", s.cfg.InitRetryInterval))
+		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
+	}
+	return nil
+}
+
+// release stops the session when its last receiver shuts down.
+func (s *session) release(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refs == 0 {
+		return nil
+	}
+	s.refs--
+	if s.refs > 0 {
+		return nil
+	}
+	sessionsMu.Lock()
+	if sessions[s.cfg] == s {
+		delete(sessions, s.cfg)
+	}
+	sessionsMu.Unlock()
+	return s.teardownLocked()
+}
+
+func (s *session) teardownLocked() error {
+	s.stopEventsLocked()
+	if !s.ready {
+		return nil
+	}
+	s.ready = false
+	s.gpus = nil
+	s.tel.devices.Record(context.Background(), 0)
+	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
+		return fmt.Errorf("nvidia_gpu: NVML shutdown: %s", returnReason(ret))
+	}
+	return nil
+}
+
+// retryLocked tries NVML again for an idle receiver, at most once per
+// init_retry_interval.
+func (s *session) retryLocked() {
+	if s.ready || s.refs == 0 || s.cfg.InitRetryInterval == 0 || time.Since(s.lastAttempt) < s.cfg.InitRetryInterval {
+		return
+	}
+	if err := s.initLocked(); err != nil {
+		s.logger.Debug("nvidia_gpu: NVML still unavailable", zap.Error(err))
+		return
+	}
+	s.logger.Info("nvidia_gpu: NVML available, receiver active", zap.Int("gpus", len(s.gpus)))
+	componentstatus.ReportStatus(s.host, componentstatus.NewEvent(componentstatus.StatusOK))
+}
+
+// initLocked loads NVML, finds the GPUs and starts the event goroutine.
+func (s *session) initLocked() (err error) {
+	s.lastAttempt = time.Now()
+	defer func() {
+		s.initErr = err
+		switch {
+		case err == nil:
+			s.tel.initAttempt("ok")
+		case errors.Is(err, errNoDevice):
+			s.tel.initAttempt("no_device")
+		default:
+			var ie *initError
+			if errors.As(err, &ie) {
+				s.tel.initAttempt(returnReason(ie.ret))
+			} else {
+				s.tel.initAttempt("error")
+			}
+		}
+	}()
+	lib := s.newLib(s.cfg)
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return &initError{ret: ret}
+	}
+	gpus, err := s.discover(lib)
+	if err != nil {
+		_ = lib.Shutdown()
+		return err
+	}
+	s.lib = lib
+	s.gpus = gpus
+	s.ready = true
+	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		s.driver = v
+	}
+	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS && v > 0 {
+		s.cuda = fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
+	}
+	if h, herr := os.Hostname(); herr == nil {
+		s.hostname = h
+	}
+	s.tel.devices.Record(context.Background(), int64(len(gpus)))
+	s.startEventsLocked()
+	uuids := make([]string, len(gpus))
+	for i, g := range gpus {
+		uuids[i] = g.uuid
+	}
+	s.logger.Info("nvidia_gpu: NVML initialized", zap.String("driver_version", s.driver), zap.Strings("gpus", uuids))
+	return nil
+}
+
+// initError is an NVML initialization failure with its likely cause.
+type initError struct{ ret nvml.Return }
+
+func (e *initError) Error() string {
+	msg := "nvidia_gpu: NVML initialization failed: " + returnReason(e.ret)
+	if hint, ok := initHints[e.ret]; ok {
+		msg += " (" + hint + ")"
+	}
+	return msg
+}
+
+// discover lists the GPUs NVML sees and keeps those the configuration selects.
+func (s *session) discover(lib nvml.Interface) ([]*gpu, error) {
+	count, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("nvidia_gpu: listing GPUs: %s: %w", returnReason(ret), errNoDevice)
+	}
+	want := map[string]bool{}
+	for _, d := range s.cfg.Devices {
+		want[strings.TrimSpace(d)] = false
+	}
+	var gpus []*gpu
+	var visible []string
+	for i := 0; i < count; i++ {
+		dev, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			s.tel.callFailed("DeviceGetHandleByIndex", returnReason(ret))
+			s.logger.Warn("nvidia_gpu: GPU skipped: no handle", zap.Int("index", i), zap.String("reason", returnReason(ret)))
+			continue
+		}
+		uuid, ret := dev.GetUUID()
+		if ret != nvml.SUCCESS {
+			s.tel.callFailed("GetUUID", returnReason(ret))
+			s.logger.Warn("nvidia_gpu: GPU skipped: no UUID", zap.Int("index", i), zap.String("reason", returnReason(ret)))
+			continue
+		}
+		visible = append(visible, uuid)
+		idx := strconv.Itoa(i)
+		if len(want) > 0 {
+			_, byUUID := want[uuid]
+			_, byIndex := want[idx]
+			if !byUUID && !byIndex {
+				continue
+			}
+			want[uuid], want[idx] = true, true
+		}
+		g := &gpu{dev: dev, index: i, uuid: uuid, minor: -1,
+			calls: callGuard{unsupported: map[string]bool{}}, mig: map[string]*callGuard{}}
+		for t := range g.lastSeen {
+			g.lastSeen[t] = uint64(time.Now().UnixMicro())
+		}
+		g.lastProcUtil = uint64(time.Now().UnixMicro())
+		if v, ret := dev.GetName(); ret == nvml.SUCCESS {
+			g.name = v
+		}
+		if v, ret := dev.GetPciInfo(); ret == nvml.SUCCESS {
+			g.busID = cString(v.BusId[:])
+		}
+		if v, ret := dev.GetSerial(); ret == nvml.SUCCESS {
+			g.serial = v
+		}
+		if v, ret := dev.GetMinorNumber(); ret == nvml.SUCCESS {
+			g.minor = v
+		}
+		gpus = append(gpus, g)
+	}
+	if len(gpus) == 0 {
+		if len(want) > 0 {
+			return nil, fmt.Errorf("nvidia_gpu: none of devices %v is visible (visible: %v): %w", s.cfg.Devices, visible, errNoDevice)
+		}
+		return nil, fmt.Errorf("nvidia_gpu: NVML reports %d GPUs: %w", count, errNoDevice)
+	}
+	for _, d := range s.cfg.Devices {
+		if !want[strings.TrimSpace(d)] {
+			s.logger.Warn("nvidia_gpu: configured device not found", zap.String("device", d), zap.Strings("visible", visible))
+		}
+	}
+	return gpus, nil
+}
+
+// resource fills the resource attributes of a GPU.
+func (s *session) resource(res pcommon.Resource, g *gpu) {
+	a := res.Attributes()
+	a.PutStr("hw.id", g.uuid)
+	a.PutStr("hw.type", "gpu")
+	a.PutStr("hw.vendor", "NVIDIA")
+	if g.name != "" {
+		a.PutStr("hw.model", g.name)
+	}
+	if g.minor >= 0 {
+		a.PutStr("hw.name", "nvidia"+strconv.Itoa(g.minor))
+	}
+	if g.serial != "" {
+		a.PutStr("hw.serial_number", g.serial)
+	}
+	if s.driver != "" {
+		a.PutStr("hw.driver_version", s.driver)
+	}
+	if s.cuda != "" {
+		a.PutStr("nvidia.gpu.cuda_driver_version", s.cuda)
+	}
+	a.PutInt("nvidia.gpu.index", int64(g.index))
+	if g.busID != "" {
+		a.PutStr("nvidia.gpu.pci.bus_id", g.busID)
+	}
+	if s.hostname != "" {
+		a.PutStr("host.name", s.hostname)
+	}
+}
