@@ -324,7 +324,7 @@ func (cfg *Config) Validate() error {
 	}
 	add(oneOf("mode", cfg.Mode, allowedModes))
 	if cfg.Mode == modeLive {
-		add(cfg.Live.validateLive())
+		add(cfg.Live.validateLive(cfg))
 		return errors.Join(errs...)
 	}
 	add(oneOf("timing", cfg.Timing, allowedTimings))
@@ -581,7 +581,7 @@ func validateFaults(faults []FaultConfig) error {
 		sum += f.Probability
 	}
 	if len(errs) == 0 && sum > 1+1e-9 {
-		errs = append(errs, fmt.Errorf("faults: probabilities sum to %v; the sum must be <= 1", sum))
+		errs = append(errs, fmt.Errorf("faults: probabilities sum to %.4g; the sum must be <= 1", sum))
 	}
 	return errors.Join(errs...)
 }

@@ -1,15 +1,265 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configopaque"
+)
+
+// Live operations (the endpoint path under the base URL).
+const (
+	liveOpChat = "chat"
+	liveOpText = "text_completion"
+)
+
+var allowedLiveOps = []string{liveOpChat, liveOpText}
+
 // LiveConfig configures live mode (mode: live): load driven against an
-// OpenAI-compatible streaming endpoint. It is owned by the live-mode
-// implementation; synthetic mode ignores it.
-type LiveConfig struct{}
+// OpenAI-compatible streaming endpoint. The arrival process, duration,
+// requests, seed, batch_size and flush_interval of the top-level
+// configuration apply to live mode too.
+type LiveConfig struct {
+	// Client is the HTTP client: client.endpoint is the API base URL,
+	// including the version path (e.g. http://127.0.0.1:8000/v1), plus TLS,
+	// headers, proxy and buffer settings. client.timeout must stay 0: a
+	// whole-request timeout would cut long streams; use Timeouts.
+	Client confighttp.ClientConfig `mapstructure:"client"`
+	// APIKey is sent as "Authorization: Bearer <key>"; it is never logged.
+	APIKey configopaque.String `mapstructure:"api_key"`
+	// Model is the model id requested.
+	Model string `mapstructure:"model"`
+	// Provider is gen_ai.provider.name on the emitted telemetry.
+	Provider string `mapstructure:"provider"`
+	// Operation is chat (/chat/completions) or text_completion (/completions).
+	Operation string `mapstructure:"operation"`
+	// Stream requests server-sent events; IncludeUsage asks for the final
+	// usage chunk (stream_options.include_usage).
+	Stream       bool `mapstructure:"stream"`
+	IncludeUsage bool `mapstructure:"include_usage"`
+	// MaxTokens is max_tokens of every request; IgnoreEOS asks servers that
+	// support it (vLLM) to always generate MaxTokens.
+	MaxTokens int  `mapstructure:"max_tokens"`
+	IgnoreEOS bool `mapstructure:"ignore_eos"`
+	// ExtraBody is merged into every request body (e.g. temperature).
+	ExtraBody map[string]any `mapstructure:"extra_body"`
+	// Prompt shapes the request messages.
+	Prompt LivePromptConfig `mapstructure:"prompt"`
+	// MaxConcurrency caps requests in flight; requests over the cap wait in a
+	// client-side queue, whose time is recorded (and counted in latency,
+	// which is measured from the scheduled send time). 0 means no cap.
+	MaxConcurrency int `mapstructure:"max_concurrency"`
+	// MaxQueue bounds the requests waiting for the cap; a request arriving
+	// at a full queue is not sent and is counted (reason queue_full).
+	MaxQueue int `mapstructure:"max_queue"`
+	// Timeouts bound the phases of a request.
+	Timeouts LiveTimeoutsConfig `mapstructure:"timeouts"`
+	// ChunkEvents adds span events for received chunks: none, first or all.
+	ChunkEvents string `mapstructure:"chunk_events"`
+	// Tracestate, when set, is sent as the W3C tracestate header.
+	Tracestate string `mapstructure:"tracestate"`
+	// DrainTimeout is how long shutdown waits for requests in flight before
+	// cancelling them (each counted with error.type cancelled).
+	DrainTimeout time.Duration `mapstructure:"drain_timeout"`
+	// Sweep, when step_duration is set, steps the open-loop rate until an
+	// SLO breaks or throughput saturates, and reports the knee.
+	Sweep LiveSweepConfig `mapstructure:"sweep"`
+}
+
+// LivePromptConfig builds the request messages: a system prompt, few-shot
+// turns, then a user message padded to a sampled length.
+type LivePromptConfig struct {
+	System  string        `mapstructure:"system"`
+	FewShot []LiveMessage `mapstructure:"few_shot"`
+	// User is the start of the user message; filler words pad it to the
+	// sampled input length.
+	User string `mapstructure:"user"`
+	// InputTokens is the target prompt length in tokens (about four bytes
+	// each), all messages included.
+	InputTokens Distribution `mapstructure:"input_tokens"`
+	// ContextWindow is the model's context size: prompts are cut so that
+	// prompt plus max_tokens fit.
+	ContextWindow int `mapstructure:"context_window"`
+	// UniquePrefix starts every prompt with a unique marker so that a
+	// server's prefix cache cannot serve it.
+	UniquePrefix bool `mapstructure:"unique_prefix"`
+}
+
+// LiveMessage is one chat message.
+type LiveMessage struct {
+	Role    string `mapstructure:"role"`
+	Content string `mapstructure:"content"`
+}
+
+// LiveTimeoutsConfig bounds each phase of a request; none of them covers the
+// whole stream except Total.
+type LiveTimeoutsConfig struct {
+	// Connect bounds DNS, TCP connect and TLS handshake.
+	Connect time.Duration `mapstructure:"connect"`
+	// TTFT bounds the time from send to the first content chunk (or, for a
+	// non-streaming request, to the response headers).
+	TTFT time.Duration `mapstructure:"ttft"`
+	// Idle bounds the gap between two events of a stream.
+	Idle time.Duration `mapstructure:"idle"`
+	// Total is the deadline of one request from its scheduled send time.
+	Total time.Duration `mapstructure:"total"`
+}
+
+// LiveSweepConfig steps the request rate.
+type LiveSweepConfig struct {
+	// StepDuration is the length of each step; 0 disables the sweep.
+	StepDuration time.Duration `mapstructure:"step_duration"`
+	StartRate    float64       `mapstructure:"start_rate"`
+	StepRate     float64       `mapstructure:"step_rate"`
+	MaxRate      float64       `mapstructure:"max_rate"`
+	// SLO: a request is good when it succeeded and meets every set bound.
+	TTFT time.Duration `mapstructure:"ttft"`
+	TPOT time.Duration `mapstructure:"tpot"`
+	E2E  time.Duration `mapstructure:"e2e"`
+	// MinGoodRatio is the share of good requests a step must reach.
+	MinGoodRatio float64 `mapstructure:"min_good_ratio"`
+	// SaturationRatio: a step whose completed rate is below this share of
+	// the offered rate has saturated the endpoint.
+	SaturationRatio float64 `mapstructure:"saturation_ratio"`
+}
+
+func defaultLiveConfig() LiveConfig {
+	client := confighttp.NewDefaultClientConfig()
+	client.Endpoint = "http://127.0.0.1:8000/v1"
+	return LiveConfig{
+		Client:         client,
+		Model:          "mock-llm",
+		Provider:       "openai",
+		Operation:      liveOpChat,
+		Stream:         true,
+		IncludeUsage:   true,
+		MaxTokens:      128,
+		MaxConcurrency: 1024,
+		MaxQueue:       100000,
+		Prompt: LivePromptConfig{
+			System:        "You are a helpful assistant.",
+			User:          "Summarize the following notes in a few sentences.",
+			InputTokens:   Distribution{Type: distConstant, Value: 256},
+			ContextWindow: 8192,
+			UniquePrefix:  true,
+		},
+		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
+		ChunkEvents:  chunkEventsFirst,
+		DrainTimeout: 10 * time.Second,
+		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9},
+	}
+}
 
 // Validate is called by the collector's configuration walk in every mode, so
 // it must accept the default (unset) live section. Checks that apply only
 // when mode is live belong in validateLive.
 func (*LiveConfig) Validate() error { return nil }
 
-// validateLive checks the live section when mode is live; Config.Validate
-// calls it.
-func (*LiveConfig) validateLive() error { return nil }
+// validateLive checks the live section and the top-level fields live mode
+// uses; Config.Validate calls it when mode is live.
+func (l *LiveConfig) validateLive(cfg *Config) error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if l.Client.Endpoint == "" {
+		add(errors.New("live.client.endpoint: must be the API base URL, e.g. http://127.0.0.1:8000/v1"))
+	} else if u, err := url.Parse(l.Client.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add(fmt.Errorf("live.client.endpoint: %q is not an http or https URL", l.Client.Endpoint))
+	}
+	if l.Client.Timeout != 0 {
+		add(fmt.Errorf("live.client.timeout: must be 0 (a whole-request timeout cuts long streams); use live.timeouts.connect, ttft, idle and total, got %v", l.Client.Timeout))
+	}
+	if l.Model == "" {
+		add(errors.New("live.model: must not be empty"))
+	}
+	if l.Provider == "" {
+		add(errors.New("live.provider: must not be empty (e.g. openai, vllm)"))
+	}
+	add(oneOf("live.operation", l.Operation, allowedLiveOps))
+	add(oneOf("live.chunk_events", l.ChunkEvents, allowedChunkEvents))
+	if l.MaxTokens < 1 {
+		add(fmt.Errorf("live.max_tokens: must be >= 1, got %d", l.MaxTokens))
+	}
+	if l.MaxConcurrency < 0 {
+		add(fmt.Errorf("live.max_concurrency: must be >= 0, got %d", l.MaxConcurrency))
+	}
+	if l.MaxQueue < 0 {
+		add(fmt.Errorf("live.max_queue: must be >= 0, got %d", l.MaxQueue))
+	}
+	if l.IncludeUsage && !l.Stream {
+		add(errors.New("live.include_usage: applies to streaming requests only; set live.stream: true or include_usage: false"))
+	}
+	for i, m := range l.Prompt.FewShot {
+		if err := oneOf(fmt.Sprintf("live.prompt.few_shot[%d].role", i), m.Role, []string{"user", "assistant", "system"}); err != nil {
+			add(err)
+		}
+	}
+	add(l.Prompt.InputTokens.validate("live.prompt.input_tokens"))
+	if l.Prompt.ContextWindow <= l.MaxTokens {
+		add(fmt.Errorf("live.prompt.context_window: must be larger than live.max_tokens (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow))
+	}
+	for name, d := range map[string]time.Duration{"connect": l.Timeouts.Connect, "ttft": l.Timeouts.TTFT, "idle": l.Timeouts.Idle, "total": l.Timeouts.Total} {
+		if d <= 0 {
+			add(fmt.Errorf("live.timeouts.%s: must be > 0, got %v", name, d))
+		}
+	}
+	if l.DrainTimeout < 0 {
+		add(fmt.Errorf("live.drain_timeout: must be >= 0, got %v", l.DrainTimeout))
+	}
+	add(l.Sweep.validate(cfg.Arrival.Type))
+
+	// Top-level fields that live mode shares with synthetic mode.
+	if l.Sweep.StepDuration == 0 {
+		add(cfg.Arrival.validate())
+	}
+	if cfg.Duration < 0 {
+		add(fmt.Errorf("duration: must be >= 0, got %v", cfg.Duration))
+	}
+	if cfg.Requests < 0 {
+		add(fmt.Errorf("requests: must be >= 0, got %d", cfg.Requests))
+	}
+	if cfg.BatchSize < 1 {
+		add(fmt.Errorf("batch_size: must be >= 1, got %d", cfg.BatchSize))
+	}
+	if cfg.FlushInterval <= 0 {
+		add(fmt.Errorf("flush_interval: must be > 0, got %v", cfg.FlushInterval))
+	}
+	if cfg.Metrics.Interval <= 0 {
+		add(fmt.Errorf("metrics.interval: must be > 0, got %v", cfg.Metrics.Interval))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *LiveSweepConfig) validate(arrivalType string) error {
+	if s.StepDuration == 0 {
+		return nil
+	}
+	var errs []error
+	if s.StepDuration < 0 {
+		errs = append(errs, fmt.Errorf("live.sweep.step_duration: must be >= 0, got %v", s.StepDuration))
+	}
+	if arrivalType == arrivalConcurrency {
+		errs = append(errs, fmt.Errorf("live.sweep: needs an open-loop arrival.type (%s), got %s",
+			strings.Join([]string{arrivalConstant, arrivalPoisson, arrivalGamma}, ", "), arrivalType))
+	}
+	if s.StartRate <= 0 || s.StepRate <= 0 || s.MaxRate < s.StartRate {
+		errs = append(errs, fmt.Errorf("live.sweep: start_rate and step_rate must be > 0 and max_rate >= start_rate, got %v, %v, %v", s.StartRate, s.StepRate, s.MaxRate))
+	}
+	if s.TTFT <= 0 && s.TPOT <= 0 && s.E2E <= 0 {
+		errs = append(errs, errors.New("live.sweep: set at least one SLO bound (ttft, tpot or e2e)"))
+	}
+	if s.MinGoodRatio <= 0 || s.MinGoodRatio > 1 {
+		errs = append(errs, fmt.Errorf("live.sweep.min_good_ratio: must be in (0, 1], got %v", s.MinGoodRatio))
+	}
+	if s.SaturationRatio <= 0 || s.SaturationRatio > 1 {
+		errs = append(errs, fmt.Errorf("live.sweep.saturation_ratio: must be in (0, 1], got %v", s.SaturationRatio))
+	}
+	return errors.Join(errs...)
+}

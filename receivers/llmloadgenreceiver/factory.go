@@ -69,6 +69,7 @@ func createDefaultConfig() component.Config {
 		FlushInterval:    200 * time.Millisecond,
 		ProgressInterval: 10 * time.Second,
 		Backpressure:     BackpressureConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 2 * time.Second},
+		Live:             defaultLiveConfig(),
 	}
 }
 

@@ -1,14 +1,439 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
+	"container/heap"
 	"context"
+	"math"
+	"math/rand/v2"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
-type syntheticRunner struct{ l *loadgen }
+// syntheticRunner generates traffic in synthetic mode. One goroutine owns the
+// generator, so a seed reproduces a run.
+type syntheticRunner struct {
+	l      *loadgen
+	cfg    *Config
+	tel    *telemetry
+	obs    *receiverhelper.ObsReport
+	logger *zap.Logger
+	seed   uint64
 
-func newSyntheticRunner(l *loadgen) (runner, error) { return &syntheticRunner{l: l}, nil }
+	cancel context.CancelFunc
+	done   chan struct{}
 
-func (*syntheticRunner) Start(context.Context, component.Host) error { return nil }
-func (*syntheticRunner) Shutdown(context.Context) error              { return nil }
+	// now returns the wall clock; tests replace it.
+	now func() time.Time
+
+	// State owned by the run goroutine.
+	gen    *generator
+	rd     *renderer
+	ma     *metricsAgg
+	lb     *logsBuilder
+	open   *openLoop
+	closed *closedLoop
+	origin int64 // unix nanoseconds of simulated time 0
+	paused time.Duration
+	// simClock is the latest simulated end so far.
+	simClock int64
+
+	issued      int64 // requests built
+	nextArrival float64
+	inBatch     int
+	outcomes    map[requestOutcome]int64
+	totals      runTotals
+	lastReport  time.Time
+	lastEmitted int64
+	lastMetrics time.Time
+}
+
+// runTotals are the counts of a run so far.
+type runTotals struct {
+	requests int64 // requests whose telemetry was handed to the pipeline
+	spans    int64 // spans accepted by the next consumer
+	points   int64
+	records  int64
+}
+
+func newSyntheticRunner(l *loadgen) (runner, error) {
+	tel, err := newTelemetry(l.set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID: l.set.ID, Transport: "synthetic", LongLivedCtx: true, ReceiverCreateSettings: l.set,
+	})
+	if err != nil {
+		return nil, err
+	}
+	seed := l.cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	return &syntheticRunner{l: l, cfg: l.cfg, tel: tel, obs: obs, logger: l.set.Logger, seed: seed, now: time.Now}, nil
+}
+
+func (s *syntheticRunner) Start(_ context.Context, _ component.Host) error {
+	s.init()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		s.run(ctx)
+	}()
+	return nil
+}
+
+func (s *syntheticRunner) Shutdown(ctx context.Context) error {
+	if s.cancel == nil {
+		return nil
+	}
+	s.cancel()
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// init prepares the generator, the renderer and the arrival process.
+func (s *syntheticRunner) init() {
+	cfg := s.cfg
+	s.gen = newGenerator(cfg, s.seed)
+	s.rd = newRenderer(cfg, s.gen, s.l.set.BuildInfo.Version)
+	start := s.now()
+	if cfg.Timing == timingAFAP && cfg.StartTime != "" {
+		start, _ = time.Parse(time.RFC3339Nano, cfg.StartTime)
+	}
+	s.origin = start.UnixNano()
+	s.ma = newMetricsAgg(s.origin)
+	s.lb = newLogsBuilder(s.rd)
+	if cfg.Arrival.Type == arrivalConcurrency {
+		s.closed = newClosedLoop(cfg.Arrival, s.gen.rng)
+	} else {
+		s.open = newOpenLoop(cfg.Arrival, s.gen.rng)
+	}
+	s.outcomes = map[requestOutcome]int64{}
+	s.lastReport, s.lastMetrics = s.now(), s.now()
+	s.nextArrival = s.arrival()
+}
+
+// arrival returns the next request's start in seconds of simulated time, or
+// +Inf once the run's bounds are reached.
+func (s *syntheticRunner) arrival() float64 {
+	if s.cfg.Requests > 0 && s.issued >= s.cfg.Requests {
+		return math.Inf(1)
+	}
+	var t float64
+	if s.closed != nil {
+		t = s.closed.next()
+	} else {
+		t = s.open.next()
+	}
+	if s.cfg.Duration > 0 && t >= s.cfg.Duration.Seconds() {
+		return math.Inf(1)
+	}
+	return t
+}
+
+// issue builds the request that arrives at s.nextArrival into r.
+func (s *syntheticRunner) issue(r *request) {
+	s.gen.build(r, s.origin+nanos(s.nextArrival))
+	s.issued++
+	s.simClock = max(s.simClock, r.end)
+	if s.closed != nil {
+		s.closed.done(float64(r.end-s.origin) / 1e9)
+	}
+	s.nextArrival = s.arrival()
+}
+
+// collect adds a finished request to the current batch of every attached signal.
+func (s *syntheticRunner) collect(r *request) {
+	if s.l.traces != nil {
+		s.rd.render(r)
+	}
+	if s.l.metrics != nil {
+		s.ma.add(r)
+	}
+	if s.l.logs != nil && s.cfg.Logs.InferenceDetails {
+		s.lb.add(r)
+	}
+	o := requestOutcome{scenario: s.gen.scenarios[r.scenario].typ, outcome: "ok"}
+	if r.failed {
+		o.outcome = "error"
+	}
+	s.outcomes[o]++
+	s.inBatch++
+}
+
+func (s *syntheticRunner) run(ctx context.Context) {
+	s.logger.Info("llm_loadgen synthetic generation started",
+		zap.String("timing", s.cfg.Timing), zap.String("semconv", s.cfg.Semconv),
+		zap.String("arrival", s.cfg.Arrival.Type), zap.Uint64("seed", s.seed))
+	if s.cfg.Timing == timingAFAP {
+		s.runAFAP(ctx)
+	} else {
+		s.runRealtime(ctx)
+	}
+	s.emitMetrics(ctx, s.simNow())
+	s.report(true)
+}
+
+// runAFAP generates back to back, with simulated timestamps.
+func (s *syntheticRunner) runAFAP(ctx context.Context) {
+	var r request
+	progress := time.Duration(0)
+	if s.cfg.ProgressInterval > 0 {
+		progress = s.cfg.ProgressInterval
+	}
+	for !math.IsInf(s.nextArrival, 1) {
+		if ctx.Err() != nil {
+			return
+		}
+		s.issue(&r)
+		s.collect(&r)
+		if s.inBatch >= s.cfg.BatchSize {
+			s.flush(ctx)
+			now := s.now()
+			if s.l.metrics != nil && now.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
+				s.emitMetrics(ctx, r.end)
+				s.lastMetrics = now
+			}
+			if progress > 0 && now.Sub(s.lastReport) >= progress {
+				s.report(false)
+			}
+		}
+	}
+	s.flush(ctx)
+}
+
+// simNow is the current simulated time in unix nanoseconds: the wall clock
+// less the time spent backing off (realtime), or the latest simulated end
+// (as_fast_as_possible).
+func (s *syntheticRunner) simNow() int64 {
+	if s.cfg.Timing == timingAFAP {
+		return max(s.simClock, s.origin)
+	}
+	return s.now().Add(-s.paused).UnixNano()
+}
+
+// inflight orders simulated requests by end time.
+type inflight []*request
+
+func (h inflight) Len() int           { return len(h) }
+func (h inflight) Less(i, j int) bool { return h[i].end < h[j].end }
+func (h inflight) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *inflight) Push(x any)        { *h = append(*h, x.(*request)) }
+func (h *inflight) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}
+
+// runRealtime starts requests on the wall clock and emits each one's
+// telemetry when its simulated request ends.
+func (s *syntheticRunner) runRealtime(ctx context.Context) {
+	var (
+		pending  inflight
+		free     []*request
+		lastSend = s.now()
+	)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := s.simNow()
+		for !math.IsInf(s.nextArrival, 1) && s.origin+nanos(s.nextArrival) <= now {
+			var r *request
+			if n := len(free); n > 0 {
+				r, free = free[n-1], free[:n-1]
+			} else {
+				r = &request{}
+			}
+			s.issue(r)
+			heap.Push(&pending, r)
+		}
+		for len(pending) > 0 && pending[0].end <= now {
+			r := heap.Pop(&pending).(*request)
+			s.tel.lag.Record(ctx, float64(now-r.end)/1e9)
+			s.collect(r)
+			free = append(free, r)
+			if s.inBatch >= s.cfg.BatchSize {
+				s.flush(ctx)
+				lastSend = s.now()
+			}
+		}
+		wall := s.now()
+		if s.inBatch > 0 && wall.Sub(lastSend) >= s.cfg.FlushInterval {
+			s.flush(ctx)
+			lastSend = wall
+		}
+		if s.l.metrics != nil && wall.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
+			s.emitMetrics(ctx, s.simNow())
+			s.lastMetrics = wall
+		}
+		if s.cfg.ProgressInterval > 0 && wall.Sub(s.lastReport) >= s.cfg.ProgressInterval {
+			s.report(false)
+		}
+		if math.IsInf(s.nextArrival, 1) && len(pending) == 0 {
+			s.flush(ctx)
+			return
+		}
+
+		// Sleep until the next arrival, the next end, or the next flush.
+		wake := s.cfg.FlushInterval
+		if !math.IsInf(s.nextArrival, 1) {
+			wake = min(wake, time.Duration(s.origin+nanos(s.nextArrival)-s.simNow()))
+		}
+		if len(pending) > 0 {
+			wake = min(wake, time.Duration(pending[0].end-s.simNow()))
+		}
+		if wake < 0 {
+			wake = 0
+		}
+		timer.Reset(wake)
+		select {
+		case <-ctx.Done():
+			s.dropPending(ctx, len(pending))
+			return
+		case <-timer.C:
+		}
+	}
+}
+
+// dropPending accounts for the batch that shutdown interrupted.
+func (s *syntheticRunner) dropPending(ctx context.Context, inflightRequests int) {
+	if s.rd.spans > 0 {
+		s.tel.dropped.Add(ctx, int64(s.rd.spans), s.tel.dropAttrs(signalTraces, dropShutdown))
+		s.rd.reset()
+	}
+	if _, n := s.lb.take(); n > 0 {
+		s.tel.dropped.Add(ctx, int64(n), s.tel.dropAttrs(signalLogs, dropShutdown))
+	}
+	if inflightRequests > 0 {
+		s.logger.Info("llm_loadgen stopped with simulated requests in flight; their telemetry is not emitted",
+			zap.Int("in_flight_requests", inflightRequests))
+	}
+}
+
+// flush sends the current batch to the next consumers.
+func (s *syntheticRunner) flush(ctx context.Context) {
+	if s.inBatch == 0 {
+		return
+	}
+	s.tel.recordRequests(ctx, s.outcomes)
+	clear(s.outcomes)
+	s.totals.requests += int64(s.inBatch)
+	s.inBatch = 0
+	if s.l.traces != nil {
+		td, n := s.rd.take()
+		if n > 0 && s.send(ctx, signalTraces, n, func(ctx context.Context) error {
+			octx := s.obs.StartTracesOp(ctx)
+			err := s.l.traces.ConsumeTraces(octx, td)
+			s.obs.EndTracesOp(octx, metadata.Type.String(), n, err)
+			return err
+		}) {
+			s.totals.spans += int64(n)
+		}
+	}
+	if s.l.logs != nil {
+		ld, n := s.lb.take()
+		if n > 0 && s.send(ctx, signalLogs, n, func(ctx context.Context) error {
+			octx := s.obs.StartLogsOp(ctx)
+			err := s.l.logs.ConsumeLogs(octx, ld)
+			s.obs.EndLogsOp(octx, metadata.Type.String(), n, err)
+			return err
+		}) {
+			s.totals.records += int64(n)
+		}
+	}
+}
+
+func (s *syntheticRunner) emitMetrics(ctx context.Context, at int64) {
+	if s.l.metrics == nil {
+		return
+	}
+	md, n := s.ma.emit(s.rd, at)
+	if n > 0 && s.send(ctx, signalMetrics, n, func(ctx context.Context) error {
+		octx := s.obs.StartMetricsOp(ctx)
+		err := s.l.metrics.ConsumeMetrics(octx, md)
+		s.obs.EndMetricsOp(octx, metadata.Type.String(), n, err)
+		return err
+	}) {
+		s.totals.points += int64(n)
+	}
+}
+
+// send hands data to the next consumer. A retryable refusal is counted and
+// retried after an exponential backoff; in realtime mode the simulated clock
+// stands still meanwhile, so the generator slows down instead of dropping.
+// Only a permanent error or shutdown loses the data, and both are counted.
+func (s *syntheticRunner) send(ctx context.Context, signal string, items int, consume func(context.Context) error) bool {
+	attrs := s.tel.signalAttrs[signal]
+	backoff := s.cfg.Backpressure.InitialBackoff
+	for {
+		err := consume(ctx)
+		if err == nil {
+			s.tel.emitted.Add(ctx, int64(items), attrs)
+			return true
+		}
+		if consumererror.IsPermanent(err) {
+			s.tel.dropped.Add(ctx, int64(items), s.tel.dropAttrs(signal, dropPermanent))
+			s.logger.Warn("llm_loadgen: the next consumer refused data permanently; it is dropped",
+				zap.String("signal", signal), zap.Int("items", items), zap.Error(err))
+			return false
+		}
+		s.tel.refused.Add(ctx, int64(items), attrs)
+		s.logger.Debug("llm_loadgen: the next consumer refused data; backing off",
+			zap.String("signal", signal), zap.Duration("backoff", backoff), zap.Error(err))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.tel.dropped.Add(context.Background(), int64(items), s.tel.dropAttrs(signal, dropShutdown))
+			return false
+		case <-t.C:
+		}
+		s.paused += backoff
+		s.tel.backoff.Add(ctx, backoff.Seconds())
+		backoff = min(2*backoff, s.cfg.Backpressure.MaxBackoff)
+	}
+}
+
+// report logs a progress line (or the final summary) and updates the rate gauges.
+func (s *syntheticRunner) report(final bool) {
+	now := s.now()
+	elapsed := now.Sub(s.lastReport).Seconds()
+	achieved := 0.0
+	if elapsed > 0 {
+		achieved = float64(s.totals.requests-s.lastEmitted) / elapsed
+	}
+	simT := float64(s.simNow()-s.origin) / 1e9
+	target := 0.0
+	if s.closed != nil {
+		target = s.closed.prof.at(simT)
+	} else {
+		target = s.open.prof.at(simT)
+	}
+	ctx := context.Background()
+	s.tel.achieved.Record(ctx, achieved)
+	s.tel.targetRate.Record(ctx, target)
+	msg := "llm_loadgen progress"
+	if final {
+		msg = "llm_loadgen finished"
+	}
+	s.logger.Info(msg,
+		zap.Int64("requests", s.totals.requests), zap.Int64("spans", s.totals.spans),
+		zap.Int64("metric_points", s.totals.points), zap.Int64("log_records", s.totals.records),
+		zap.Float64("achieved_rate", achieved), zap.Float64("target", target),
+		zap.Duration("backoff_total", s.paused))
+	s.lastReport, s.lastEmitted = now, s.totals.requests
+}

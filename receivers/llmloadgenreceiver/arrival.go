@@ -1,0 +1,188 @@
+package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
+
+import (
+	"container/heap"
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// segment is a piece of the load profile: the target goes linearly from r0
+// at t0 to r1 at t1 (seconds since the run's start). The last segment has
+// t1 = +Inf and r0 == r1.
+type segment struct{ t0, t1, r0, r1 float64 }
+
+// profile is the target (request rate, or virtual users) over time.
+type profile []segment
+
+func newProfile(a ArrivalConfig) profile {
+	base := a.Rate
+	if a.Type == arrivalConcurrency {
+		base = float64(a.Concurrency)
+	}
+	var p profile
+	t, r := 0.0, base
+	for _, s := range a.Stages {
+		d := s.Duration.Seconds()
+		p = append(p, segment{t0: t, t1: t + d, r0: r, r1: s.Target})
+		t, r = t+d, s.Target
+	}
+	return append(p, segment{t0: t, t1: math.Inf(1), r0: r, r1: r})
+}
+
+// at returns the target at time t (seconds).
+func (p profile) at(t float64) float64 {
+	for _, s := range p {
+		if t < s.t1 {
+			if math.IsInf(s.t1, 1) {
+				return s.r0
+			}
+			return s.r0 + (s.r1-s.r0)*(t-s.t0)/(s.t1-s.t0)
+		}
+	}
+	return p[len(p)-1].r1
+}
+
+// advance returns the time at which the integral of the rate from t reaches
+// w (the inversion method of a non-homogeneous arrival process), or +Inf if
+// the rate stays 0.
+func (p profile) advance(t, w float64) float64 {
+	for _, s := range p {
+		if t >= s.t1 {
+			continue
+		}
+		a := p.at(t)
+		if math.IsInf(s.t1, 1) {
+			if a <= 0 {
+				return math.Inf(1)
+			}
+			return t + w/a
+		}
+		k := (s.r1 - s.r0) / (s.t1 - s.t0)
+		span := s.t1 - t
+		area := a*span + k*span*span/2
+		if w > area {
+			w -= area
+			t = s.t1
+			continue
+		}
+		// Solve a·x + k·x²/2 = w for x in [0, span], in a form that stays
+		// stable when k is 0 or negative.
+		disc := a*a + 2*k*w
+		if disc < 0 {
+			disc = 0
+		}
+		den := a + math.Sqrt(disc)
+		if den <= 0 {
+			return s.t1
+		}
+		return t + 2*w/den
+	}
+	return math.Inf(1)
+}
+
+// openLoop draws the start times of an open-loop arrival process: the unit
+// work between two arrivals is 1 (constant), Exp(1) (poisson) or
+// Gamma(b, b) (gamma, mean 1, burstiness b); the rate profile turns work
+// into time.
+type openLoop struct {
+	prof profile
+	unit interface{ Rand() float64 }
+	t    float64 // seconds since start of the last arrival
+}
+
+func newOpenLoop(a ArrivalConfig, r *rand64) *openLoop {
+	o := &openLoop{prof: newProfile(a)}
+	switch a.Type {
+	case arrivalPoisson:
+		o.unit = distuv.Exponential{Rate: 1, Src: r.src}
+	case arrivalGamma:
+		o.unit = distuv.Gamma{Alpha: a.Burstiness, Beta: a.Burstiness, Src: r.src}
+	default:
+		o.unit = constDist(1)
+	}
+	return o
+}
+
+// next returns the next arrival time (seconds since start), +Inf when the
+// profile has ended at rate 0.
+func (o *openLoop) next() float64 {
+	o.t = o.prof.advance(o.t, o.unit.Rand())
+	return o.t
+}
+
+// closedLoop simulates virtual users: each issues a request, waits for it to
+// end, thinks, and issues the next. The number of users follows the
+// profile; users above the target retire when they would issue next.
+type closedLoop struct {
+	prof   profile
+	think  distuv.Exponential
+	thinks bool
+	users  userHeap
+	active int
+	tick   float64 // next time the user count is compared with the target
+}
+
+const closedLoopTick = 0.1 // seconds between checks for added users
+
+func newClosedLoop(a ArrivalConfig, r *rand64) *closedLoop {
+	c := &closedLoop{prof: newProfile(a)}
+	if a.ThinkTime > 0 {
+		c.thinks = true
+		c.think = distuv.Exponential{Rate: 1 / a.ThinkTime.Seconds(), Src: r.src}
+	}
+	c.grow(0)
+	return c
+}
+
+func (c *closedLoop) target(t float64) int { return int(math.Floor(c.prof.at(t) + 1e-9)) }
+
+func (c *closedLoop) grow(t float64) {
+	for c.active < c.target(t) {
+		heap.Push(&c.users, t)
+		c.active++
+	}
+	c.tick = t + closedLoopTick
+}
+
+// next returns the time the next user issues a request, +Inf when no user
+// is left and the profile stays at 0.
+func (c *closedLoop) next() float64 {
+	for {
+		if len(c.users) == 0 || c.users[0] > c.tick {
+			if len(c.users) == 0 && c.prof[len(c.prof)-1].r1 < 1 && c.tick > c.prof[len(c.prof)-1].t0 {
+				return math.Inf(1)
+			}
+			c.grow(c.tick)
+			continue
+		}
+		t := heap.Pop(&c.users).(float64)
+		if c.active > c.target(t) {
+			c.active--
+			continue
+		}
+		return t
+	}
+}
+
+// done tells the loop that the request issued at start ended at end
+// (seconds); the user thinks and issues again.
+func (c *closedLoop) done(end float64) {
+	if c.thinks {
+		end += c.think.Rand()
+	}
+	heap.Push(&c.users, end)
+}
+
+type userHeap []float64
+
+func (h userHeap) Len() int           { return len(h) }
+func (h userHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h userHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *userHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *userHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}

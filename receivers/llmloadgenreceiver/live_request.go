@@ -1,0 +1,431 @@
+package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/sse"
+)
+
+// error.type values of live requests besides HTTP status codes.
+const (
+	errTypeConnect          = "connection_error"
+	errTypeConnectTimeout   = "connect_timeout"
+	errTypeTTFTTimeout      = "ttft_timeout"
+	errTypeIdleTimeout      = "idle_timeout"
+	errTypeDeadline         = "deadline_exceeded"
+	errTypeCancelled        = "cancelled"
+	errTypeReset            = "connection_reset"
+	errTypeIncomplete       = "stream_incomplete"
+	errTypeMalformed        = "malformed_event"
+	errTypeStreamError      = "stream_error"
+	errTypeNoFinishReason   = "missing_finish_reason"
+	errTypeUsageMismatch    = "usage_inconsistent"
+	errTypeEventOrder       = "event_order"
+	errTypeQueueFull        = "queue_full"
+	errTypeInvalidResponse  = "invalid_response"
+	errTypeTooLargeResponse = "event_too_large"
+)
+
+// liveResult is everything measured about one request. Times are absolute;
+// durations derived from them are measured from Scheduled.
+type liveResult struct {
+	Seq         int64
+	Scheduled   time.Time // when the request was due to be sent
+	Dispatched  time.Time // when it left the client-side queue
+	// Net holds DNS, connect and TLS times; the transport may report them
+	// from its dialing goroutine.
+	Net         netTimes
+	ConnReused  bool
+	WroteReq    time.Time
+	FirstByte   time.Time
+	Headers     time.Time // response headers received
+	FirstChunk  time.Time // first event with choices (role chunk counts)
+	FirstToken  time.Time // first event with content
+	LastToken   time.Time
+	End         time.Time
+	ChunkTimes  []time.Time // content events (when chunk events are kept)
+	Gaps        []float64   // seconds between consecutive content events
+	Status      int
+	ErrorType   string
+	ErrorMsg    string
+	Events      int // SSE events parsed
+	Chunks      int // content events
+	Comments    int
+	DoneSeen    bool
+	Finish      string
+	ResponseID  string
+	RespModel   string
+	InputTokens int // from usage, else the prompt estimate
+	// OutputTokens from usage when present (UsageSeen), else content chunks.
+	OutputTokens int
+	UsageSeen    bool
+	PromptTokens int // client-side prompt estimate
+	TraceID      [16]byte
+	SpanID       [8]byte
+	RequestID    string // the server's x-request-id
+	RetryAfter   string
+}
+
+// Network phases recorded by httptrace.
+const (
+	netDNSStart = iota
+	netDNSDone
+	netConnStart
+	netConnDone
+	netTLSStart
+	netTLSDone
+	netPhases
+)
+
+// netTimes are unix-nanosecond timestamps of the network phases; 0 when the
+// phase did not happen (a reused connection).
+type netTimes [netPhases]atomic.Int64
+
+func (n *netTimes) set(i int) { n[i].CompareAndSwap(0, time.Now().UnixNano()) }
+
+// phase returns the duration between two recorded phases, 0 if either is missing.
+func (n *netTimes) phase(from, to int) time.Duration {
+	a, b := n[from].Load(), n[to].Load()
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return time.Duration(b - a)
+}
+
+// succeeded reports whether the request completed without a failure.
+func (r *liveResult) succeeded() bool { return r.ErrorType == "" }
+
+func (r *liveResult) ttft() time.Duration { return sub(r.FirstToken, r.Scheduled) }
+func (r *liveResult) e2e() time.Duration  { return sub(r.LastToken, r.Scheduled) }
+
+// tpot is (E2E − TTFT)/(output tokens − 1); 0 when undefined.
+func (r *liveResult) tpot() time.Duration {
+	if r.OutputTokens < 2 || r.FirstToken.IsZero() {
+		return 0
+	}
+	return r.LastToken.Sub(r.FirstToken) / time.Duration(r.OutputTokens-1)
+}
+
+func sub(a, b time.Time) time.Duration {
+	if a.IsZero() || b.IsZero() {
+		return 0
+	}
+	return a.Sub(b)
+}
+
+func (r *liveResult) fail(typ string, err error) {
+	if r.ErrorType != "" {
+		return
+	}
+	r.ErrorType = typ
+	if err != nil {
+		r.ErrorMsg = err.Error()
+	}
+}
+
+// traceparent formats the W3C header for the request's client span.
+func (r *liveResult) traceparent() string {
+	var b [55]byte
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], r.TraceID[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], r.SpanID[:])
+	copy(b[52:], "-01")
+	return string(b[:])
+}
+
+// phaseTimer turns the phase timeouts into one context cancellation with a
+// cause naming the phase that expired.
+type phaseTimer struct {
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	phase  error
+}
+
+var (
+	errConnectTimeout = errors.New(errTypeConnectTimeout)
+	errTTFTTimeout    = errors.New(errTypeTTFTTimeout)
+	errIdleTimeout    = errors.New(errTypeIdleTimeout)
+)
+
+func (p *phaseTimer) arm(d time.Duration, phase error) {
+	p.phase = phase
+	if p.timer == nil {
+		p.timer = time.AfterFunc(d, func() { p.cancel(phase) })
+		return
+	}
+	p.timer.Stop()
+	p.timer = time.AfterFunc(d, func() { p.cancel(phase) })
+}
+
+func (p *phaseTimer) stop() {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+}
+
+// liveClient sends requests and measures them.
+type liveClient struct {
+	cfg       *LiveConfig
+	client    *http.Client
+	url       string
+	auth      string
+	keepTimes bool
+}
+
+// do sends one request built from body and fills res. ctx is the run's
+// context: cancelling it cancels the request (error.type cancelled).
+func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
+	t := &c.cfg.Timeouts
+	deadline := res.Scheduled.Add(t.Total)
+	rctx, cancelDeadline := context.WithDeadline(ctx, deadline)
+	defer cancelDeadline()
+	rctx, cancel := context.WithCancelCause(rctx)
+	defer cancel(nil)
+	pt := &phaseTimer{cancel: cancel}
+	defer pt.stop()
+
+	trace := &httptrace.ClientTrace{
+		DNSStart:             func(httptrace.DNSStartInfo) { res.Net.set(netDNSStart) },
+		DNSDone:              func(httptrace.DNSDoneInfo) { res.Net.set(netDNSDone) },
+		ConnectStart:         func(string, string) { res.Net.set(netConnStart) },
+		ConnectDone:          func(string, string, error) { res.Net.set(netConnDone) },
+		TLSHandshakeStart:    func() { res.Net.set(netTLSStart) },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { res.Net.set(netTLSDone) },
+		GotConn:              func(i httptrace.GotConnInfo) { res.ConnReused = i.Reused; pt.arm(t.TTFT, errTTFTTimeout) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { res.WroteReq = time.Now() },
+		GotFirstResponseByte: func() { res.FirstByte = time.Now() },
+	}
+	pt.arm(t.Connect, errConnectTimeout)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		res.fail(errTypeInvalidResponse, err)
+		return
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept-Encoding", "identity")
+	if c.cfg.Stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	if c.auth != "" {
+		h.Set("Authorization", c.auth)
+	}
+	h.Set("traceparent", res.traceparent())
+	if c.cfg.Tracestate != "" {
+		h.Set("tracestate", c.cfg.Tracestate)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		res.End = time.Now()
+		res.fail(classifyErr(rctx, ctx, err), err)
+		return
+	}
+	defer resp.Body.Close()
+	res.Headers = time.Now()
+	res.Status = resp.StatusCode
+	res.RequestID = resp.Header.Get("X-Request-Id")
+	if resp.StatusCode != http.StatusOK {
+		res.RetryAfter = resp.Header.Get("Retry-After")
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		res.End = time.Now()
+		res.fail(fmt.Sprint(resp.StatusCode), fmt.Errorf("HTTP %d: %s", resp.StatusCode, apiErrorMessage(msg)))
+		return
+	}
+	if !c.cfg.Stream {
+		pt.stop()
+		c.readUnary(rctx, ctx, resp.Body, res)
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		res.End = time.Now()
+		res.fail(errTypeInvalidResponse, fmt.Errorf("streaming response has Content-Type %q, want text/event-stream", ct))
+		return
+	}
+	c.readStream(rctx, ctx, resp.Body, res, pt)
+}
+
+// readStream parses the event stream, timestamping each event as it is
+// parsed, and checks the stream's integrity.
+func (c *liveClient) readStream(rctx, runCtx context.Context, body io.Reader, res *liveResult, pt *phaseTimer) {
+	t := &c.cfg.Timeouts
+	rd := sse.NewReader(body, 0)
+	var chunk sse.Chunk
+	usageAt := -1
+	finishAt := -1
+loop:
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			res.End = time.Now()
+			switch {
+			case errors.Is(err, io.EOF):
+				if !res.DoneSeen {
+					res.fail(errTypeIncomplete, errors.New("stream ended without data: [DONE]"))
+				}
+			case errors.Is(err, sse.ErrEventTooLarge):
+				res.fail(errTypeTooLargeResponse, err)
+			default:
+				res.fail(classifyErr(rctx, runCtx, err), err)
+			}
+			break loop
+		}
+		res.Events++
+		res.Comments += ev.Comments
+		if res.DoneSeen {
+			res.fail(errTypeEventOrder, errors.New("event after data: [DONE]"))
+			continue
+		}
+		if sse.IsDone(ev.Data) {
+			res.DoneSeen = true
+			res.End = ev.Time
+			pt.stop()
+			// The stream is complete; do not wait for the server to close it.
+			break loop
+		}
+		// Every event restarts the idle timer; the TTFT timer stays armed
+		// until content arrives.
+		if !res.FirstToken.IsZero() {
+			pt.arm(t.Idle, errIdleTimeout)
+		}
+		if err := sse.DecodeChunk(ev.Data, &chunk); err != nil {
+			res.fail(errTypeMalformed, err)
+			continue
+		}
+		if chunk.Error != nil {
+			res.fail(errTypeStreamError, fmt.Errorf("error event: %s", chunk.Error.Message))
+			continue
+		}
+		if res.ResponseID == "" {
+			res.ResponseID, res.RespModel = chunk.ID, chunk.Model
+		}
+		if chunk.Usage != nil {
+			res.UsageSeen = true
+			res.InputTokens = chunk.Usage.PromptTokens
+			res.OutputTokens = chunk.Usage.CompletionTokens
+			usageAt = res.Events
+		}
+		if len(chunk.Choices) == 0 {
+			continue
+		}
+		if usageAt >= 0 && usageAt < res.Events {
+			res.fail(errTypeEventOrder, errors.New("choices after the usage chunk"))
+		}
+		if res.FirstChunk.IsZero() {
+			res.FirstChunk = ev.Time
+		}
+		n, tools := chunk.ContentLen()
+		if n > 0 || tools {
+			if finishAt >= 0 {
+				res.fail(errTypeEventOrder, errors.New("content after finish_reason"))
+			}
+			if res.FirstToken.IsZero() {
+				res.FirstToken = ev.Time
+				pt.arm(t.Idle, errIdleTimeout)
+			} else {
+				res.Gaps = append(res.Gaps, ev.Time.Sub(res.LastToken).Seconds())
+			}
+			res.LastToken = ev.Time
+			res.Chunks++
+			if c.keepTimes {
+				res.ChunkTimes = append(res.ChunkTimes, ev.Time)
+			}
+		}
+		if f := chunk.FinishReason(); f != "" {
+			res.Finish = f
+			finishAt = res.Events
+		}
+	}
+	if !res.UsageSeen {
+		res.OutputTokens = res.Chunks
+	} else if res.ErrorType == "" && res.OutputTokens < res.Chunks {
+		res.fail(errTypeUsageMismatch, fmt.Errorf("usage.completion_tokens %d < %d content chunks", res.OutputTokens, res.Chunks))
+	}
+	if res.ErrorType == "" && res.Finish == "" {
+		res.fail(errTypeNoFinishReason, errors.New("no chunk carried a finish_reason"))
+	}
+}
+
+// readUnary reads a non-streaming response.
+func (c *liveClient) readUnary(rctx, runCtx context.Context, body io.Reader, res *liveResult) {
+	var out struct {
+		ID      string `json:"id"`
+		Model   string `json:"model"`
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *sse.Usage `json:"usage"`
+	}
+	data, err := io.ReadAll(body)
+	res.End = time.Now()
+	if err != nil {
+		res.fail(classifyErr(rctx, runCtx, err), err)
+		return
+	}
+	if err := json.Unmarshal(data, &out); err != nil || len(out.Choices) == 0 {
+		res.fail(errTypeInvalidResponse, fmt.Errorf("response is not a completion object: %v", err))
+		return
+	}
+	res.FirstToken, res.LastToken, res.DoneSeen = res.End, res.End, true
+	res.ResponseID, res.RespModel, res.Finish = out.ID, out.Model, out.Choices[0].FinishReason
+	if out.Usage != nil {
+		res.UsageSeen = true
+		res.InputTokens, res.OutputTokens = out.Usage.PromptTokens, out.Usage.CompletionTokens
+	}
+}
+
+// classifyErr names a transport failure: a phase timeout, the total
+// deadline, a cancellation by the run, a reset connection or a failed dial.
+func classifyErr(rctx, runCtx context.Context, err error) string {
+	if cause := context.Cause(rctx); cause != nil {
+		switch {
+		case errors.Is(cause, errConnectTimeout):
+			return errTypeConnectTimeout
+		case errors.Is(cause, errTTFTTimeout):
+			return errTypeTTFTTimeout
+		case errors.Is(cause, errIdleTimeout):
+			return errTypeIdleTimeout
+		}
+	}
+	if runCtx.Err() != nil {
+		return errTypeCancelled
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return errTypeDeadline
+	}
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
+		return errTypeReset
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return errTypeConnect
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return errTypeConnect
+	}
+	return errTypeReset
+}
+
+// apiErrorMessage extracts error.message from an OpenAI error body.
+func apiErrorMessage(body []byte) string {
+	var e struct {
+		Error sse.APIError `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	return strings.TrimSpace(string(body))
+}
