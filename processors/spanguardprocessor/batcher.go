@@ -238,28 +238,25 @@ func (b *batcher) addSpan(sh *shard, sc *scan, i int32, now time.Time, out []out
 // split across batches then never sends a child before its parent.
 func parentFirst(sc *scan, order []int32) []int32 {
 	idx := make(map[uint64]int32, len(order))
-	for _, i := range order {
-		idx[sid(sc.spans[i].span.SpanID())] = i
+	for k, i := range order {
+		idx[sid(sc.spans[i].span.SpanID())] = int32(k)
 	}
-	depth := make(map[int32]int, len(order))
-	var depthOf func(i int32, guard int) int
-	depthOf = func(i int32, guard int) int {
-		if d, ok := depth[i]; ok {
-			return d
+	parents := make([]int32, len(order))
+	for k, i := range order {
+		parents[k] = -1
+		if p, ok := idx[sid(sc.spans[i].span.ParentSpanID())]; ok && p != int32(k) {
+			parents[k] = p
 		}
-		d := 0
-		if guard < 256 {
-			if p, ok := idx[sid(sc.spans[i].span.ParentSpanID())]; ok && p != i {
-				d = depthOf(p, guard+1) + 1
-			}
-		}
-		depth[i] = d
-		return d
 	}
-	out := append([]int32(nil), order...)
-	for _, i := range out {
-		depthOf(i, 0)
+	d := depths(parents)
+	pos := make([]int32, len(order))
+	for k := range pos {
+		pos[k] = int32(k)
 	}
-	slices.SortStableFunc(out, func(a, b int32) int { return depth[a] - depth[b] })
+	slices.SortStableFunc(pos, func(a, b int32) int { return int(d[a] - d[b]) })
+	out := make([]int32, len(order))
+	for k, p := range pos {
+		out[k] = order[p]
+	}
 	return out
 }

@@ -123,7 +123,7 @@ func measure(tb testing.TB, newP func() processor.Traces, templates []ptrace.Tra
 	if err := p.Start(ctx, componenttest.NewNopHost()); err != nil {
 		tb.Fatal(err)
 	}
-	batch := make([]ptrace.Traces, 0, 512)
+	batch := make([]ptrace.Traces, 0, 64)
 	var wall, cpu time.Duration
 	for i := 0; i < requests; {
 		batch = batch[:0]

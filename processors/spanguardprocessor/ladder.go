@@ -188,12 +188,7 @@ func (l *ladder) compress() {
 		return n.state == nodeUndecided && !n.mandatory && !n.tooLarge && n.children == 0 &&
 			n.end >= n.start && uint64(n.end-n.start) <= maxDur
 	}
-	order := make([]int32, 0, len(l.nodes))
-	for i := range l.nodes {
-		if l.nodes[i].state == nodeUndecided {
-			order = append(order, int32(i))
-		}
-	}
+	order := l.undecided()
 	slices.SortFunc(order, func(a, b int32) int {
 		na, nb := &l.nodes[a], &l.nodes[b]
 		switch {
@@ -228,6 +223,17 @@ func (l *ladder) compress() {
 		}
 		i = j
 	}
+}
+
+// undecided lists the nodes not yet kept, dropped or folded.
+func (l *ladder) undecided() []int32 {
+	order := make([]int32, 0, len(l.nodes))
+	for i := range l.nodes {
+		if l.nodes[i].state == nodeUndecided {
+			order = append(order, int32(i))
+		}
+	}
+	return order
 }
 
 // fold makes run[0] a composite of the run.
@@ -341,12 +347,7 @@ func (l *ladder) resolve(p uint64) uint64 {
 // parents, so that a span is never re-parented to one dropped after it.
 func (l *ladder) selectSpans(remS int, remB int64) {
 	sc, st := l.sc, l.st
-	order := make([]int32, 0, len(l.nodes))
-	for i := range l.nodes {
-		if l.nodes[i].state == nodeUndecided {
-			order = append(order, int32(i))
-		}
-	}
+	order := l.undecided()
 	slices.SortStableFunc(order, func(a, b int32) int {
 		na, nb := &l.nodes[a], &l.nodes[b]
 		if na.depth != nb.depth {

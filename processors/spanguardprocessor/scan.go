@@ -73,8 +73,11 @@ var marshaler = &ptrace.ProtoMarshaler{}
 
 func (sc *scan) reset() {
 	sc.td = ptrace.Traces{}
+	clear(sc.spans) // drop references to the request's spans
 	sc.spans = sc.spans[:0]
+	clear(sc.scopes)
 	sc.scopes = sc.scopes[:0]
+	clear(sc.resources)
 	sc.resources = sc.resources[:0]
 	for i := range sc.chunks {
 		sc.chunks[i] = chunk{}
