@@ -1,0 +1,235 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+)
+
+// errVerdict is returned by Shutdown when the final verdict reaches
+// exit.on_verdict; the collector then exits with status 1.
+var errVerdict = errors.New("load_report: verdict gate failed")
+
+// reportExporter is shared by the traces and the metrics exporter of one
+// configuration, so that both signals feed one report.
+type reportExporter struct {
+	cfg    *Config
+	logger *zap.Logger
+	tel    *telemetry
+	rd     *renderer
+	now    func() time.Time
+
+	mu          sync.Mutex
+	st          *state
+	lastVerdict string
+
+	lifeMu   sync.Mutex
+	starts   int
+	host     component.Host
+	stopCh   chan struct{}
+	loopDone chan struct{}
+	stopOnce sync.Once
+	// onStop is called (once) when the exporter asks the collector to stop;
+	// by default it reports a fatal status through the host.
+	onStop func(host component.Host, reason error)
+}
+
+func newReportExporter(cfg *Config, set component.TelemetrySettings) (*reportExporter, error) {
+	tel, err := newTelemetry(set)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := newRenderer(cfg.CancelledErrorTypes)
+	if err != nil {
+		return nil, err
+	}
+	e := &reportExporter{cfg: cfg, logger: set.Logger, tel: tel, rd: rd, now: time.Now}
+	e.st = newState(cfg, func() time.Time { return e.now() })
+	e.onStop = reportFatal
+	return e, nil
+}
+
+// reportFatal asks the collector to stop. A component can only do this by
+// reporting a fatal error status: the service forwards it to the collector's
+// asynchronous error channel and the collector shuts down (exit status 0
+// unless a component's Shutdown returns an error). The send is unbuffered and
+// may never be read if the collector is already stopping, so it runs on its
+// own goroutine.
+func reportFatal(host component.Host, reason error) {
+	go componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(reason))
+}
+
+func (e *reportExporter) start(_ context.Context, host component.Host) error {
+	e.lifeMu.Lock()
+	defer e.lifeMu.Unlock()
+	if e.starts > 0 {
+		e.starts++
+		return nil
+	}
+	if err := os.MkdirAll(e.cfg.Directory, 0o755); err != nil {
+		return fmt.Errorf("directory: cannot create %q: %w", e.cfg.Directory, err)
+	}
+	// A probe write catches a read-only or foreign directory at startup.
+	probe := filepath.Join(e.cfg.Directory, ".load_report_probe")
+	if err := os.WriteFile(probe, nil, 0o600); err != nil {
+		return fmt.Errorf("directory: %q is not writable: %w", e.cfg.Directory, err)
+	}
+	_ = os.Remove(probe)
+	e.starts = 1
+	e.host = host
+	e.stopOnce = sync.Once{}
+	e.stopCh = make(chan struct{})
+	e.loopDone = make(chan struct{})
+	// The start context must not outlive Start; the loop has its own.
+	go e.loop(context.Background())
+	return nil
+}
+
+func (e *reportExporter) shutdown(ctx context.Context) error {
+	e.lifeMu.Lock()
+	defer e.lifeMu.Unlock()
+	if e.starts == 0 {
+		return nil // never started
+	}
+	e.starts--
+	if e.starts > 0 {
+		return nil
+	}
+	close(e.stopCh)
+	<-e.loopDone
+	r, err := e.write(ctx, true)
+	if err != nil {
+		return err
+	}
+	e.logger.Info("Load report written", zap.String("directory", e.cfg.Directory), zap.String("summary", r.describe()))
+	if atLeast(r.Verdict, e.cfg.Exit.OnVerdict) {
+		return fmt.Errorf("%w: overall verdict %s reaches exit.on_verdict %q (%s); report in %s",
+			errVerdict, r.Verdict, e.cfg.Exit.OnVerdict, r.describe(), e.cfg.Directory)
+	}
+	return nil
+}
+
+func (e *reportExporter) loop(ctx context.Context) {
+	defer close(e.loopDone)
+	check := time.Second
+	if e.cfg.Interval > 0 && e.cfg.Interval < check {
+		check = e.cfg.Interval
+	}
+	tick := time.NewTicker(check)
+	defer tick.Stop()
+	lastWrite := e.now()
+	for {
+		select {
+		case <-e.stopCh:
+			return
+		case <-tick.C:
+		}
+		if e.cfg.Interval > 0 && e.now().Sub(lastWrite) >= e.cfg.Interval {
+			lastWrite = e.now()
+			r, err := e.write(ctx, false)
+			if err == nil && e.cfg.Exit.StopEarly && atLeast(r.Verdict, e.cfg.Exit.OnVerdict) && r.Total.Requests >= e.cfg.Exit.MinRequests {
+				e.requestStop(fmt.Errorf("load_report: verdict %s reached exit.on_verdict %q: stopping early (%s)", r.Verdict, e.cfg.Exit.OnVerdict, r.describe()))
+			}
+		}
+		if reason := e.runOver(); reason != "" {
+			e.requestStop(fmt.Errorf("load_report: run finished (%s); stopping the collector", reason))
+		}
+	}
+}
+
+// runOver reports why the run is over by exit.stop_after or
+// exit.stop_when_idle, or "".
+func (e *reportExporter) runOver() string {
+	e.mu.Lock()
+	first, last := e.st.firstArrival, e.st.lastArrival
+	e.mu.Unlock()
+	if first.IsZero() {
+		return ""
+	}
+	now := e.now()
+	if d := e.cfg.Exit.StopAfter; d > 0 && now.Sub(first) >= d {
+		return fmt.Sprintf("exit.stop_after %v since the first request", d)
+	}
+	if d := e.cfg.Exit.StopWhenIdle; d > 0 && now.Sub(last) >= d {
+		return fmt.Sprintf("no request for exit.stop_when_idle %v", d)
+	}
+	return ""
+}
+
+func (e *reportExporter) requestStop(reason error) {
+	e.stopOnce.Do(func() {
+		e.logger.Warn("Asking the collector to stop", zap.Error(reason))
+		e.onStop(e.host, reason)
+	})
+}
+
+// write builds the report and writes every configured format.
+func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error) {
+	e.mu.Lock()
+	r := e.st.build(final)
+	e.mu.Unlock()
+	e.tel.verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("verdict", r.Verdict), attribute.Bool("final", final)))
+	if r.Verdict != e.lastVerdict {
+		e.logger.Info("Load report verdict", zap.String("verdict", r.Verdict), zap.String("summary", r.describe()))
+		e.lastVerdict = r.Verdict
+	}
+	var errs []error
+	for _, f := range e.cfg.Formats {
+		data, err := e.rd.render(f, r)
+		if err == nil {
+			err = writeAtomic(e.cfg.Directory, fileNames[f], data)
+		}
+		outcome := "success"
+		if err != nil {
+			outcome = "error"
+			errs = append(errs, fmt.Errorf("writing %s: %w", fileNames[f], err))
+		}
+		e.tel.writes.Add(ctx, 1, metric.WithAttributes(attribute.String("format", f), attribute.String("outcome", outcome)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		e.logger.Error("Load report not written", zap.Error(err))
+		return r, err
+	}
+	return r, nil
+}
+
+func (e *reportExporter) consumeTraces(ctx context.Context, td ptrace.Traces) error {
+	e.mu.Lock()
+	out := e.st.consumeTraces(td)
+	p := e.st.tel
+	e.st.tel = pending{}
+	e.mu.Unlock()
+	e.tel.record(ctx, e.tel.spans, "outcome", out)
+	e.tel.flushPending(ctx, &p)
+	return nil
+}
+
+func (e *reportExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	e.mu.Lock()
+	out := e.st.consumeMetrics(md)
+	p := e.st.tel
+	e.st.tel = pending{}
+	e.mu.Unlock()
+	e.tel.record(ctx, e.tel.points, "outcome", out)
+	e.tel.flushPending(ctx, &p)
+	return nil
+}
+
+// stopped reports whether no signal's exporter is running.
+func (e *reportExporter) stopped() bool {
+	e.lifeMu.Lock()
+	defer e.lifeMu.Unlock()
+	return e.starts == 0
+}

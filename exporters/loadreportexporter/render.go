@@ -1,0 +1,148 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	htmltemplate "html/template"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	texttemplate "text/template"
+)
+
+//go:embed templates/report.md.tmpl templates/report.html.tmpl
+var templateFS embed.FS
+
+// File names written in the report directory, by format.
+var fileNames = map[string]string{FormatJSON: "report.json", FormatMarkdown: "report.md", FormatHTML: "report.html"}
+
+type namedLatency struct {
+	Name string
+	L    *Latency
+}
+
+func templateFuncs(cancelled []string) map[string]any {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	return map[string]any{
+		"num": func(v float64) string { return num(round(v)) },
+		"pct": func(v float64) string { return strconv.FormatFloat(round(v*100), 'g', 4, 64) + " %" },
+		"ms":  func(v float64) string { return strconv.FormatFloat(v*1000, 'f', 1, 64) },
+		"mib": func(v float64) string { return strconv.FormatFloat(v/(1<<20), 'f', 0, 64) },
+		"optnum": func(p *float64) string {
+			if p == nil {
+				return "n/a"
+			}
+			return strconv.FormatFloat(*p, 'f', 2, 64)
+		},
+		"optpct": func(p *float64) string {
+			if p == nil {
+				return "n/a"
+			}
+			return strconv.FormatFloat(*p*100, 'f', 1, 64) + " %"
+		},
+		"quantity": func(s SLOResult) string {
+			if s.Percentile == 100 {
+				return s.Quantity + " max"
+			}
+			if s.Percentile != 0 {
+				return s.Quantity + " p" + num(s.Percentile)
+			}
+			return s.Quantity
+		},
+		"sloValue": func(s SLOResult) string {
+			switch {
+			case s.Value == nil:
+				return "n/a"
+			case s.Unit == "s":
+				return strconv.FormatFloat(*s.Value*1000, 'f', 1, 64) + " ms"
+			default:
+				return strconv.FormatFloat(*s.Value*100, 'g', 4, 64) + " %"
+			}
+		},
+		"latencies": func(r Row) []namedLatency {
+			var out []namedLatency
+			for _, l := range []namedLatency{{"TTFT", r.TTFT}, {"ITL", r.ITL}, {"TPOT", r.TPOT}, {"E2E", r.E2E}} {
+				if l.L != nil {
+					out = append(out, l)
+				}
+			}
+			return out
+		},
+		"cancelledTypes": func() string { return strings.Join(cancelled, "`, `") },
+	}
+}
+
+type renderer struct {
+	md   *texttemplate.Template
+	html *htmltemplate.Template
+}
+
+func newRenderer(cancelled []string) (*renderer, error) {
+	funcs := templateFuncs(cancelled)
+	md, err := texttemplate.New("report.md.tmpl").Funcs(funcs).ParseFS(templateFS, "templates/report.md.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	html, err := htmltemplate.New("report.html.tmpl").Funcs(funcs).ParseFS(templateFS, "templates/report.html.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	return &renderer{md: md, html: html}, nil
+}
+
+func (rd *renderer) render(format string, r *Report) ([]byte, error) {
+	var buf bytes.Buffer
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return nil, err
+		}
+	case FormatMarkdown:
+		if err := rd.md.Execute(&buf, r); err != nil {
+			return nil, err
+		}
+	case FormatHTML:
+		svg := map[string]htmltemplate.HTML{}
+		for k, v := range charts(r) {
+			svg[k] = htmltemplate.HTML(v) //nolint:gosec // built by charts.go, every text escaped there
+		}
+		if err := rd.html.Execute(&buf, struct {
+			R      *Report
+			Charts map[string]htmltemplate.HTML
+		}{r, svg}); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown format %q", format)
+	}
+	return buf.Bytes(), nil
+}
+
+// writeAtomic writes data to dir/name through a temporary file and a rename,
+// so that a reader never sees a half-written report.
+func writeAtomic(dir, name string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return err
+	}
+	if _, err = tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+}

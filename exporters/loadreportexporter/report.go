@@ -1,0 +1,623 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Report is the load-test report; report.json is this structure.
+type Report struct {
+	Title       string       `json:"title"`
+	GeneratedAt time.Time    `json:"generated_at"`
+	Final       bool         `json:"final"`
+	Run         RunInfo      `json:"run"`
+	Accuracy    AccuracyInfo `json:"accuracy"`
+	Verdict     string       `json:"verdict"`
+	SLOs        []SLOResult  `json:"slos"`
+	Goodput     GoodputInfo  `json:"goodput_objectives"`
+	Total       Row          `json:"total"`
+	Rows        []Row        `json:"rows"`
+	SpanLoss    *SpanLoss    `json:"span_loss,omitempty"`
+	GPUs        []GPUSummary `json:"gpus,omitempty"`
+	Timeline    Timeline     `json:"timeline"`
+	LoadCurve   *LoadCurve   `json:"load_curve,omitempty"`
+	Histograms  Histograms   `json:"histograms"`
+}
+
+// RunInfo describes the run window.
+type RunInfo struct {
+	Start     *time.Time `json:"start,omitempty"`
+	End       *time.Time `json:"end,omitempty"`
+	DurationS float64    `json:"duration_s"`
+	Source    string     `json:"source"` // spans, metrics, spans+metrics or none
+	Spans     int64      `json:"spans_seen"`
+}
+
+// AccuracyInfo states how the percentiles are computed.
+type AccuracyInfo struct {
+	Sketch           string  `json:"sketch"`
+	RelativeAccuracy float64 `json:"relative_accuracy"`
+	Note             string  `json:"note"`
+}
+
+// GoodputInfo lists the goodput objectives in seconds (0 = not applied).
+type GoodputInfo struct {
+	TTFT float64 `json:"ttft_s"`
+	TPOT float64 `json:"tpot_s"`
+	E2E  float64 `json:"e2e_s"`
+}
+
+// SLOResult is one objective's outcome.
+type SLOResult struct {
+	Name       string   `json:"name"`
+	Quantity   string   `json:"quantity"`
+	Percentile float64  `json:"percentile,omitempty"`
+	Value      *float64 `json:"value"`
+	Unit       string   `json:"unit"`
+	Objective  string   `json:"objective"`
+	Verdict    string   `json:"verdict"`
+}
+
+// Latency is the distribution of one latency in seconds.
+type Latency struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// ErrorCount is the count of one error.type.
+type ErrorCount struct {
+	Type      string  `json:"type"`
+	Count     int64   `json:"count"`
+	Share     float64 `json:"share_of_requests"`
+	Cancelled bool    `json:"cancelled,omitempty"`
+}
+
+// Row is one target/model/scenario (or the total).
+type Row struct {
+	Target        string       `json:"target"`
+	Model         string       `json:"model"`
+	Scenario      string       `json:"scenario"`
+	Source        string       `json:"source"`
+	Requests      int64        `json:"requests"`
+	Successes     int64        `json:"successes"`
+	Errors        int64        `json:"errors"`
+	Cancelled     int64        `json:"cancelled"`
+	ErrorRate     float64      `json:"error_rate"`
+	CancelledRate float64      `json:"cancelled_rate"`
+	ErrorsByType  []ErrorCount `json:"errors_by_type"`
+	TTFT          *Latency     `json:"ttft,omitempty"`
+	ITL           *Latency     `json:"itl,omitempty"`
+	ITLSource     string       `json:"itl_source,omitempty"`
+	TPOT          *Latency     `json:"tpot,omitempty"`
+	E2E           *Latency     `json:"e2e,omitempty"`
+	DurationS     float64      `json:"duration_s"`
+	RequestRate   float64      `json:"requests_per_s"`
+	OutputTokenPS float64      `json:"output_tokens_per_s"`
+	InputTokens   int64        `json:"input_tokens"`
+	OutputTokens  int64        `json:"output_tokens"`
+	GoodRequests  int64        `json:"good_requests"`
+	GoodputRate   float64      `json:"goodput_per_s"`
+	GoodputRatio  float64      `json:"goodput_ratio"`
+	Concurrency   float64      `json:"mean_concurrency"`
+	PeakConc      float64      `json:"peak_concurrency,omitempty"`
+	Verdict       string       `json:"verdict"`
+}
+
+// SpanLoss is what span_guard removed.
+type SpanLoss struct {
+	Source   string           `json:"source"` // metrics or summary_spans
+	Received int64            `json:"received"`
+	Dropped  int64            `json:"dropped"`
+	Refused  int64            `json:"refused"`
+	Ratio    float64          `json:"ratio"`
+	ByReason map[string]int64 `json:"by_reason"`
+}
+
+// GPUSummary summarizes one GPU.
+type GPUSummary struct {
+	ID               string   `json:"id"`
+	Name             string   `json:"name,omitempty"`
+	PeakMemoryBytes  float64  `json:"peak_memory_bytes"`
+	MemoryLimitBytes float64  `json:"memory_limit_bytes,omitempty"`
+	FirstMemoryBytes float64  `json:"first_memory_bytes"`
+	LastMemoryBytes  float64  `json:"last_memory_bytes"`
+	GrowthMiBPerMin  *float64 `json:"memory_growth_mib_per_min"`
+	MeanUtilization  *float64 `json:"mean_utilization"`
+	PeakUtilization  *float64 `json:"peak_utilization"`
+	Samples          int64    `json:"memory_samples"`
+}
+
+// Timeline is the run over time.
+type Timeline struct {
+	ResolutionS float64     `json:"resolution_s"`
+	Points      []TimePoint `json:"points"`
+}
+
+// TimePoint is one timeline interval; latencies are of requests sent in it.
+type TimePoint struct {
+	OffsetS     float64  `json:"offset_s"`
+	Started     int64    `json:"started"`
+	Completed   int64    `json:"completed"`
+	Errors      int64    `json:"errors"`
+	AchievedRPS float64  `json:"achieved_rps"`
+	TargetRPS   *float64 `json:"target_rps,omitempty"`
+	Concurrency float64  `json:"concurrency"`
+	TokensPS    float64  `json:"output_tokens_per_s"`
+	TTFTP50     *float64 `json:"ttft_p50,omitempty"`
+	TTFTP95     *float64 `json:"ttft_p95,omitempty"`
+	TTFTP99     *float64 `json:"ttft_p99,omitempty"`
+	E2EP50      *float64 `json:"e2e_p50,omitempty"`
+	E2EP95      *float64 `json:"e2e_p95,omitempty"`
+	E2EP99      *float64 `json:"e2e_p99,omitempty"`
+}
+
+// LoadCurve is latency against offered load, one point per load level.
+type LoadCurve struct {
+	Basis  string      `json:"basis"` // target_rate or arrival_rate
+	Points []LoadPoint `json:"points"`
+	Knee   *LoadPoint  `json:"knee,omitempty"`
+}
+
+// LoadPoint is one load level.
+type LoadPoint struct {
+	OfferedRPS  float64 `json:"offered_rps"`
+	AchievedRPS float64 `json:"achieved_rps"`
+	Requests    int64   `json:"requests"`
+	LatencyP95  float64 `json:"latency_p95_s"`
+	Latency     string  `json:"latency"` // ttft or e2e
+}
+
+// Histograms are the TTFT and ITL distributions for charts.
+type Histograms struct {
+	TTFT []HistBin `json:"ttft"`
+	ITL  []HistBin `json:"itl"`
+}
+
+// HistBin is one histogram bar [Lo, Hi) in seconds.
+type HistBin struct {
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Count float64 `json:"count"`
+}
+
+// round keeps 6 significant digits so that reports are stable and readable.
+func round(v float64) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0
+		}
+		return v
+	}
+	p := math.Pow(10, 5-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*p) / p
+}
+
+func ptr(v float64) *float64 { r := round(v); return &r }
+
+func latencyOf(s *sketch) *Latency {
+	if s == nil || s.count == 0 {
+		return nil
+	}
+	return &Latency{Count: int64(math.Round(s.count)), Mean: round(s.mean()), P50: round(s.quantile(0.50)),
+		P90: round(s.quantile(0.90)), P95: round(s.quantile(0.95)), P99: round(s.quantile(0.99)), Max: round(s.max)}
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// build produces the report from the state at time now.
+func (s *state) build(final bool) *Report {
+	cfg := s.cfg
+	r := &Report{
+		Title:       cfg.Title,
+		GeneratedAt: s.now().UTC(),
+		Final:       final,
+		Accuracy: AccuracyInfo{
+			Sketch:           SketchLibrary,
+			RelativeAccuracy: cfg.Limits.RelativeAccuracy,
+			Note: fmt.Sprintf("From spans, each percentile is the sample of rank q·(n−1) within ±%g%% of its value; mean and max are exact. "+
+				"Rows built from histogram metrics are limited by the bucket widths.", cfg.Limits.RelativeAccuracy*100),
+		},
+		Goodput: GoodputInfo{TTFT: cfg.Goodput.TTFT.Seconds(), TPOT: cfg.Goodput.TPOT.Seconds(), E2E: cfg.Goodput.E2E.Seconds()},
+	}
+	r.Run.Spans = s.spansSeen
+
+	total := newGroup(groupKey{"all", "all", "all"}, s.spec)
+	keys := make([]groupKey, 0, len(s.groups))
+	for k := range s.groups {
+		keys = append(keys, k)
+	}
+	sortKeys(keys)
+	for _, k := range keys {
+		g := s.groups[k]
+		total.merge(g)
+		r.Rows = append(r.Rows, s.rowOf(g, "spans"))
+	}
+	metricRows, metricTotal := s.metricRows()
+	fromSpans := total.requests > 0
+	source := "none"
+	switch {
+	case fromSpans && len(metricRows) > 0:
+		source = "spans+metrics"
+	case fromSpans:
+		source = "spans"
+	case len(metricRows) > 0:
+		source = "metrics"
+	}
+	r.Run.Source = source
+	var totalRow Row
+	if fromSpans {
+		totalRow = s.rowOf(total, "spans")
+		// Rows only the metrics know (no span of theirs arrived) are added.
+		for _, mr := range metricRows {
+			if _, ok := s.groups[groupKey{mr.Target, mr.Model, mr.Scenario}]; !ok {
+				r.Rows = append(r.Rows, mr)
+			}
+		}
+	} else {
+		r.Rows = append(r.Rows, metricRows...)
+		totalRow = metricTotal
+	}
+	totalRow.Target, totalRow.Model, totalRow.Scenario = "all", "all", "all"
+	if fromSpans && total.first < total.last {
+		st, en := time.Unix(0, total.first).UTC(), time.Unix(0, total.last).UTC()
+		r.Run.Start, r.Run.End = &st, &en
+		r.Run.DurationS = round(float64(total.last-total.first) / 1e9)
+	} else {
+		r.Run.DurationS = totalRow.DurationS
+	}
+	r.SpanLoss = s.spanLoss()
+	r.GPUs = s.gpuSummaries()
+	r.Timeline = s.timelineReport()
+	for _, p := range r.Timeline.Points {
+		totalRow.PeakConc = max(totalRow.PeakConc, p.Concurrency)
+	}
+	r.Total = totalRow
+	r.LoadCurve = s.loadCurve()
+	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
+
+	r.SLOs = evaluateSLOs(cfg.SLOs, &r.Total, r.SpanLoss)
+	r.Verdict = overall(r.SLOs, cfg.Exit.NoData)
+	r.Total.Verdict = r.Verdict
+	for i := range r.Rows {
+		r.Rows[i].Verdict = overall(evaluateSLOs(cfg.SLOs, &r.Rows[i], r.SpanLoss), cfg.Exit.NoData)
+	}
+	return r
+}
+
+func sortKeys(keys []groupKey) {
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if (a == overflowKey) != (b == overflowKey) {
+			return b == overflowKey
+		}
+		if a.Target != b.Target {
+			return a.Target < b.Target
+		}
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		return a.Scenario < b.Scenario
+	})
+}
+
+func (s *state) rowOf(g *group, source string) Row {
+	row := Row{
+		Target: g.key.Target, Model: g.key.Model, Scenario: g.key.Scenario, Source: source,
+		Requests: g.requests, Successes: g.successes, Cancelled: g.cancelled,
+		InputTokens: g.inputTokens, OutputTokens: g.outputTokens, GoodRequests: g.good,
+		TTFT: latencyOf(g.ttft), ITL: latencyOf(g.itl), TPOT: latencyOf(g.tpot), E2E: latencyOf(g.e2e),
+	}
+	row.Errors = g.requests - g.successes
+	row.ErrorsByType = s.errorCounts(g.errors, g.requests)
+	switch {
+	case g.itlFromEvents > 0 && g.itlFromTPOT > 0:
+		row.ITLSource = "chunk_events+tpot"
+	case g.itlFromEvents > 0:
+		row.ITLSource = "chunk_events"
+	case g.itlFromTPOT > 0:
+		row.ITLSource = "tpot"
+	}
+	dur := 0.0
+	if g.last > g.first {
+		dur = float64(g.last-g.first) / 1e9
+	}
+	s.fillRates(&row, dur, g.busy)
+	return row
+}
+
+// fillRates derives rates from counts over a window of dur seconds.
+func (s *state) fillRates(row *Row, dur, busy float64) {
+	row.ErrorRate = round(ratio(float64(row.Errors-row.Cancelled), float64(row.Requests)))
+	row.CancelledRate = round(ratio(float64(row.Cancelled), float64(row.Requests)))
+	row.GoodputRatio = round(ratio(float64(row.GoodRequests), float64(row.Requests)))
+	row.DurationS = round(dur)
+	row.RequestRate = round(ratio(float64(row.Requests), dur))
+	row.OutputTokenPS = round(ratio(float64(row.OutputTokens), dur))
+	row.GoodputRate = round(ratio(float64(row.GoodRequests), dur))
+	if busy > 0 {
+		row.Concurrency = round(ratio(busy, dur))
+	}
+}
+
+func (s *state) errorCounts(m map[string]int64, requests int64) []ErrorCount {
+	out := make([]ErrorCount, 0, len(m))
+	for t, n := range m {
+		out = append(out, ErrorCount{Type: t, Count: n, Share: round(ratio(float64(n), float64(requests))),
+			Cancelled: isCancelled(t, s.cfg.CancelledErrorTypes)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Type < out[j].Type
+	})
+	return out
+}
+
+// metricRows builds rows from the remembered metric streams.
+func (s *state) metricRows() ([]Row, Row) {
+	type acc struct {
+		g          *group
+		dur        float64
+		hasReq     bool
+		concurrent float64
+	}
+	accs := map[groupKey]*acc{}
+	get := func(k groupKey) *acc {
+		if a, ok := accs[k]; ok {
+			return a
+		}
+		if len(accs) >= s.cfg.Limits.MaxGroups {
+			k = overflowKey
+			if a, ok := accs[k]; ok {
+				return a
+			}
+		}
+		a := &acc{g: newGroup(k, s.spec)}
+		accs[k] = a
+		return a
+	}
+	total := &acc{g: newGroup(groupKey{"all", "all", "all"}, s.spec)}
+	ids := make([]string, 0, len(s.streams))
+	for id := range s.streams {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // deterministic float sums
+	for _, id := range ids {
+		st := s.streams[id]
+		var a *acc
+		switch st.role {
+		case roleE2E, roleTTFT, roleTPOT, roleTokenUsage, roleRequests, roleOutputTokens, roleGoodput, roleConcurrency:
+			a = get(st.key)
+		default:
+			continue
+		}
+		span := 0.0
+		if st.start > 0 && st.last > st.start {
+			span = float64(st.last-st.start) / 1e9
+		}
+		for _, x := range []*acc{a, total} {
+			g := x.g
+			x.dur = max(x.dur, span)
+			switch st.role {
+			case roleE2E:
+				if st.label == "" {
+					addBuckets(g.e2e, st.buckets)
+				}
+			case roleTTFT:
+				addBuckets(g.ttft, st.buckets)
+			case roleTPOT:
+				addBuckets(g.tpot, st.buckets)
+				addBuckets(g.itl, st.buckets)
+			case roleTokenUsage:
+				if st.label == "input" {
+					g.inputTokens += int64(st.sum)
+				}
+			case roleRequests:
+				x.hasReq = true
+				outcome, errType, _ := strings.Cut(st.label, "|")
+				n := int64(math.Round(st.value))
+				g.requests += n
+				if outcome == "error" {
+					if errType == "" {
+						errType = "_OTHER"
+					}
+					g.errors[errType] += n
+					if isCancelled(errType, s.cfg.CancelledErrorTypes) {
+						g.cancelled += n
+					}
+				} else {
+					g.successes += n
+				}
+			case roleOutputTokens:
+				g.outputTokens += int64(math.Round(st.value))
+			case roleGoodput:
+				g.good += int64(math.Round(st.value))
+			case roleConcurrency:
+				if st.count > 0 {
+					x.concurrent += st.sum / st.count
+				}
+			}
+		}
+	}
+	keys := make([]groupKey, 0, len(accs))
+	for k := range accs {
+		keys = append(keys, k)
+	}
+	sortKeys(keys)
+	var rows []Row
+	for _, k := range keys {
+		a := accs[k]
+		if !a.hasReq {
+			// Without llm.requests the counts come from the duration histogram.
+			a.g.requests = int64(a.g.e2e.count)
+			a.g.successes = a.g.requests
+		}
+		if a.g.requests == 0 {
+			continue
+		}
+		rows = append(rows, s.metricRow(a.g, a.dur, a.concurrent))
+	}
+	if !total.hasReq {
+		total.g.requests = int64(total.g.e2e.count)
+		total.g.successes = total.g.requests
+	}
+	return rows, s.metricRow(total.g, total.dur, total.concurrent)
+}
+
+func (s *state) metricRow(g *group, dur, concurrency float64) Row {
+	row := s.rowOf(g, "metrics")
+	s.fillRates(&row, dur, 0)
+	row.Concurrency = round(concurrency)
+	if row.ITL != nil {
+		row.ITLSource = "time_per_output_chunk"
+	}
+	return row
+}
+
+// addBuckets feeds histogram buckets into a sketch at each bucket's midpoint
+// (the lower bound for the overflow bucket, the upper for the first).
+func addBuckets(sk *sketch, bs []bucket) {
+	for _, b := range bs {
+		if b.n <= 0 {
+			continue
+		}
+		v := (b.lo + b.hi) / 2
+		switch {
+		case math.IsInf(b.lo, -1) && math.IsInf(b.hi, 1):
+			continue
+		case math.IsInf(b.lo, -1):
+			v = b.hi / 2
+		case math.IsInf(b.hi, 1):
+			v = b.lo
+		}
+		sk.addCount(v, b.n)
+	}
+}
+
+func (s *state) spanLoss() *SpanLoss {
+	var recv, dropped, refused float64
+	by := map[string]int64{}
+	seen := false
+	for _, st := range s.streams {
+		switch st.role {
+		case roleGuardRecv:
+			recv += st.value
+			seen = true
+		case roleGuardDropped:
+			dropped += st.value
+			by[st.label] += int64(st.value)
+			seen = true
+		case roleGuardRefused:
+			refused += st.value
+			by["refused:"+st.label] += int64(st.value)
+			seen = true
+		}
+	}
+	if seen {
+		l := &SpanLoss{Source: "metrics", Received: int64(recv), Dropped: int64(dropped), Refused: int64(refused), ByReason: by}
+		l.Ratio = round(ratio(dropped+refused, recv))
+		return l
+	}
+	if s.summaries == 0 {
+		return nil
+	}
+	// Summary spans only cover the traces span_guard changed: the spans that
+	// arrived here plus those removed stand for what span_guard received.
+	recv = float64(s.spansSeen + s.summaryDropped + s.summaryFolded)
+	l := &SpanLoss{Source: "summary_spans", Received: int64(recv), Dropped: s.summaryDropped, ByReason: map[string]int64{}}
+	for k, v := range s.summaryDroppedBy {
+		l.ByReason[k] = v
+	}
+	l.Ratio = round(ratio(float64(s.summaryDropped), recv))
+	return l
+}
+
+func (s *state) gpuSummaries() []GPUSummary {
+	ids := make([]string, 0, len(s.gpus))
+	for id := range s.gpus {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []GPUSummary
+	for _, id := range ids {
+		g := s.gpus[id]
+		sum := GPUSummary{ID: g.id, Name: g.name, PeakMemoryBytes: g.peak, MemoryLimitBytes: g.limit,
+			FirstMemoryBytes: g.first, LastMemoryBytes: g.last, Samples: int64(g.n)}
+		if sl := g.slope(); !math.IsNaN(sl) {
+			sum.GrowthMiBPerMin = ptr(sl * 60 / (1 << 20))
+		}
+		if g.utilN > 0 {
+			sum.MeanUtilization = ptr(g.utilSum / g.utilN)
+			sum.PeakUtilization = ptr(g.utilMax)
+		}
+		out = append(out, sum)
+	}
+	return out
+}
+
+func (s *state) timelineReport() Timeline {
+	tl := s.timeline
+	res := float64(tl.res) / 1e9
+	out := Timeline{ResolutionS: res, Points: make([]TimePoint, 0, len(tl.points))}
+	for i, p := range tl.points {
+		tp := TimePoint{OffsetS: round(float64(i) * res), Started: p.started, Completed: p.completed, Errors: p.errors,
+			AchievedRPS: round(float64(p.started) / res), Concurrency: round(p.busy / res),
+			TokensPS: round(float64(p.outputTokens) / res)}
+		if p.targetRate > 0 {
+			tp.TargetRPS = ptr(p.targetRate)
+		}
+		if p.ttft != nil && p.ttft.count > 0 {
+			tp.TTFTP50, tp.TTFTP95, tp.TTFTP99 = ptr(p.ttft.quantile(0.5)), ptr(p.ttft.quantile(0.95)), ptr(p.ttft.quantile(0.99))
+		}
+		if p.e2e != nil && p.e2e.count > 0 {
+			tp.E2EP50, tp.E2EP95, tp.E2EP99 = ptr(p.e2e.quantile(0.5)), ptr(p.e2e.quantile(0.95)), ptr(p.e2e.quantile(0.99))
+		}
+		out.Points = append(out.Points, tp)
+	}
+	return out
+}
+
+// histogramOf regroups a sketch's bins into at most n log-spaced bars.
+func histogramOf(sk *sketch, n int) []HistBin {
+	if sk == nil || sk.count == 0 {
+		return nil
+	}
+	lo, hi := sk.min, sk.max
+	if lo <= 0 {
+		lo = math.Max(hi/1e4, 1e-6)
+	}
+	if hi <= lo {
+		return []HistBin{{Lo: round(sk.min), Hi: round(sk.max), Count: sk.count}}
+	}
+	step := math.Log(hi/lo) / float64(n)
+	bins := make([]HistBin, n)
+	for i := range bins {
+		bins[i] = HistBin{Lo: round(lo * math.Exp(step*float64(i))), Hi: round(lo * math.Exp(step*float64(i+1)))}
+	}
+	sk.forEach(func(v, c float64) {
+		i := 0
+		if v > lo {
+			i = int(math.Log(v/lo) / step)
+		}
+		i = min(max(i, 0), n-1)
+		bins[i].Count += c
+	})
+	for i := range bins {
+		bins[i].Count = round(bins[i].Count)
+	}
+	return bins
+}

@@ -1,0 +1,264 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var verdictRank = map[string]int{VerdictPass: 0, VerdictNoData: 1, VerdictWarn: 2, VerdictFail: 3}
+
+// worse reports whether verdict a is worse than b.
+func worse(a, b string) bool { return verdictRank[a] > verdictRank[b] }
+
+// atLeast reports whether verdict v reaches the exit level ("warn" or "fail").
+func atLeast(v, level string) bool {
+	switch level {
+	case "warn":
+		return v == VerdictWarn || v == VerdictFail
+	case "fail":
+		return v == VerdictFail
+	}
+	return false
+}
+
+// measure returns the SLO quantity of a row (nil when it cannot be measured).
+func measure(c SLOConfig, row *Row, loss *SpanLoss) *float64 {
+	lat := func(l *Latency) *float64 {
+		if l == nil || l.Count == 0 {
+			return nil
+		}
+		v := map[float64]float64{50: l.P50, 90: l.P90, 95: l.P95, 99: l.P99, 100: l.Max}[c.Percentile]
+		return &v
+	}
+	rate := func(v float64) *float64 {
+		if row.Requests == 0 {
+			return nil
+		}
+		return &v
+	}
+	switch c.Quantity {
+	case QuantityTTFT:
+		return lat(row.TTFT)
+	case QuantityITL:
+		return lat(row.ITL)
+	case QuantityTPOT:
+		return lat(row.TPOT)
+	case QuantityE2E:
+		return lat(row.E2E)
+	case QuantityErrorRate:
+		return rate(row.ErrorRate)
+	case QuantityCancelledRate:
+		return rate(row.CancelledRate)
+	case QuantityGoodputRatio:
+		return rate(row.GoodputRatio)
+	case QuantitySpanLoss:
+		if loss == nil || loss.Received == 0 {
+			return nil
+		}
+		v := loss.Ratio
+		return &v
+	}
+	return nil
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// objective renders the thresholds, e.g. "PASS < 2.1; FAIL > 3.8".
+func objective(c SLOConfig) string {
+	var parts []string
+	if c.PassBelow != nil {
+		parts = append(parts, "PASS < "+fmtNum(*c.PassBelow))
+	}
+	if c.PassAtOrAbove != nil {
+		parts = append(parts, "PASS ≥ "+fmtNum(*c.PassAtOrAbove))
+	}
+	if c.FailAbove != nil {
+		parts = append(parts, "FAIL > "+fmtNum(*c.FailAbove))
+	}
+	if c.FailAtOrAbove != nil {
+		parts = append(parts, "FAIL ≥ "+fmtNum(*c.FailAtOrAbove))
+	}
+	if c.FailBelow != nil {
+		parts = append(parts, "FAIL < "+fmtNum(*c.FailBelow))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// judge applies the thresholds to v.
+func judge(c SLOConfig, v float64) string {
+	if c.Quantity == QuantityGoodputRatio {
+		switch {
+		case c.FailBelow != nil && v < *c.FailBelow:
+			return VerdictFail
+		case c.PassAtOrAbove == nil || v >= *c.PassAtOrAbove:
+			return VerdictPass
+		}
+		return VerdictWarn
+	}
+	switch {
+	case c.FailAbove != nil && v > *c.FailAbove:
+		return VerdictFail
+	case c.FailAtOrAbove != nil && v >= *c.FailAtOrAbove:
+		return VerdictFail
+	case c.PassBelow == nil || v < *c.PassBelow:
+		return VerdictPass
+	}
+	return VerdictWarn
+}
+
+func evaluateSLOs(slos []SLOConfig, row *Row, loss *SpanLoss) []SLOResult {
+	out := make([]SLOResult, 0, len(slos))
+	for _, c := range slos {
+		res := SLOResult{Name: c.Name, Quantity: c.Quantity, Percentile: c.Percentile, Objective: objective(c), Unit: "ratio"}
+		if c.Percentile != 0 {
+			res.Unit = "s"
+		}
+		if v := measure(c, row, loss); v != nil {
+			res.Value = ptr(*v)
+			res.Verdict = judge(c, *v)
+		} else {
+			res.Verdict = VerdictNoData
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// overall is the worst verdict among the SLOs that could be measured; when
+// none could, it is NO_DATA mapped by exit.no_data (fail → FAIL, pass → PASS).
+func overall(results []SLOResult, noData string) string {
+	v := ""
+	for _, r := range results {
+		if r.Verdict == VerdictNoData {
+			continue
+		}
+		if v == "" || worse(r.Verdict, v) {
+			v = r.Verdict
+		}
+	}
+	if v != "" {
+		return v
+	}
+	if noData == "pass" {
+		return VerdictPass
+	}
+	return VerdictFail
+}
+
+// loadCurve groups timeline points by offered load (the target rate when
+// the generator states it, else the arrival rate) and finds the knee: the
+// level after which latency grows fastest (the point farthest below the
+// chord of the normalized latency-vs-load curve, as in Kneedle). It needs
+// three or more levels (a sweep or stepped stages).
+func (s *state) loadCurve() *LoadCurve {
+	tl := s.timeline
+	res := float64(tl.res) / 1e9
+	basis := "arrival_rate"
+	for _, p := range tl.points {
+		if p.targetRate > 0 {
+			basis = "target_rate"
+			break
+		}
+	}
+	type level struct {
+		offered   float64
+		started   int64
+		completed int64
+		n         int
+		lat       *sketch
+	}
+	useTTFT := false
+	for _, p := range tl.points {
+		if p.ttft != nil && p.ttft.count > 0 {
+			useTTFT = true
+			break
+		}
+	}
+	levels := map[string]*level{}
+	for _, p := range tl.points {
+		offered := p.targetRate
+		if basis == "arrival_rate" {
+			offered = float64(p.started) / res
+		}
+		lat := p.e2e
+		if useTTFT {
+			lat = p.ttft
+		}
+		if offered <= 0 || lat == nil || lat.count == 0 {
+			continue
+		}
+		key := strconv.FormatFloat(offered, 'g', 2, 64)
+		lv, ok := levels[key]
+		if !ok {
+			lv = &level{lat: s.timelineSpec.newSketch()}
+			levels[key] = lv
+		}
+		lv.offered += offered
+		lv.n++
+		lv.started += p.started
+		lv.completed += p.completed
+		lv.lat.merge(lat)
+	}
+	if len(levels) < 3 {
+		return nil
+	}
+	name := "e2e"
+	if useTTFT {
+		name = "ttft"
+	}
+	curve := &LoadCurve{Basis: basis}
+	for _, lv := range levels {
+		curve.Points = append(curve.Points, LoadPoint{
+			OfferedRPS: round(lv.offered / float64(lv.n)), AchievedRPS: round(float64(lv.completed) / (res * float64(lv.n))),
+			Requests: lv.started, LatencyP95: round(lv.lat.quantile(0.95)), Latency: name,
+		})
+	}
+	sort.Slice(curve.Points, func(i, j int) bool { return curve.Points[i].OfferedRPS < curve.Points[j].OfferedRPS })
+	if k := knee(curve.Points); k >= 0 {
+		kp := curve.Points[k]
+		curve.Knee = &kp
+	}
+	return curve
+}
+
+// knee returns the index of the knee of an increasing latency curve, or -1.
+func knee(pts []LoadPoint) int {
+	n := len(pts)
+	if n < 3 {
+		return -1
+	}
+	x0, x1 := pts[0].OfferedRPS, pts[n-1].OfferedRPS
+	y0, y1 := pts[0].LatencyP95, pts[n-1].LatencyP95
+	if x1 <= x0 || y1 <= y0 {
+		return -1 // latency does not grow with load: no knee
+	}
+	best, bestD := -1, 0.0
+	for i := 1; i < n-1; i++ {
+		x := (pts[i].OfferedRPS - x0) / (x1 - x0)
+		y := (pts[i].LatencyP95 - y0) / (y1 - y0)
+		// A convex (hockey-stick) curve lies below the chord y = x.
+		if d := x - y; d > bestD {
+			best, bestD = i, d
+		}
+	}
+	if bestD < 0.05 || math.IsNaN(bestD) {
+		return -1
+	}
+	return best
+}
+
+// describe is a one-line summary for logs.
+func (r *Report) describe() string {
+	parts := make([]string, 0, len(r.SLOs))
+	for _, s := range r.SLOs {
+		v := "n/a"
+		if s.Value != nil {
+			v = fmtNum(*s.Value)
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s %s", s.Name, v, s.Verdict))
+	}
+	return fmt.Sprintf("verdict %s over %d requests (%s)", r.Verdict, r.Total.Requests, strings.Join(parts, ", "))
+}

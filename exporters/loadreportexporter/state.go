@@ -1,0 +1,80 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// state is everything the exporter has learnt about the run. It is guarded
+// by the exporter's lock.
+type state struct {
+	cfg          *Config
+	spec         sketchSpec // sketches of the rows
+	timelineSpec sketchSpec // smaller sketches of the timeline points
+	now          func() time.Time
+
+	groups   map[groupKey]*group
+	timeline *timeline
+
+	spansSeen        int64 // spans other than span_guard summaries
+	summaries        int64
+	summaryReceived  int64
+	summaryDropped   int64
+	summaryFolded    int64
+	summaryDroppedBy map[string]int64
+
+	streams map[string]*stream
+	gpus    map[string]*gpuState
+
+	firstArrival, lastArrival time.Time // wall clock, for exit.stop_after / stop_when_idle
+
+	tel pending
+
+	// inherit holds, during one consumeTraces call, the scenario of each
+	// trace that names one on any of its spans.
+	inherit map[pcommon.TraceID]string
+}
+
+func newState(cfg *Config, now func() time.Time) *state {
+	spec := sketchSpec{relativeAccuracy: cfg.Limits.RelativeAccuracy, maxBins: cfg.Limits.MaxSketchBins}
+	tspec := spec
+	tspec.maxBins = min(spec.maxBins, 512)
+	return &state{
+		cfg:              cfg,
+		spec:             spec,
+		timelineSpec:     tspec,
+		now:              now,
+		groups:           map[groupKey]*group{},
+		timeline:         newTimeline(tspec, int64(cfg.Limits.TimelineResolution), cfg.Limits.MaxTimelinePoints),
+		summaryDroppedBy: map[string]int64{},
+		streams:          map[string]*stream{},
+		gpus:             map[string]*gpuState{},
+	}
+}
+
+func (s *state) observeArrival() {
+	t := s.now()
+	if s.firstArrival.IsZero() {
+		s.firstArrival = t
+	}
+	s.lastArrival = t
+}
+
+// requestsSeen is the number of requests counted so far, from spans or, when
+// there are none, from the llm.requests metric.
+func (s *state) requestsSeen() int64 {
+	var n int64
+	for _, g := range s.groups {
+		n += g.requests
+	}
+	if n > 0 {
+		return n
+	}
+	for _, st := range s.streams {
+		if st.role == roleRequests {
+			n += int64(st.value)
+		}
+	}
+	return n
+}

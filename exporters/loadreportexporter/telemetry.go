@@ -1,0 +1,82 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter/internal/metadata"
+)
+
+// pending collects, under the state lock, what is reported to the
+// component's own telemetry after each call.
+type pending struct {
+	errorTypesFolded int64
+	gpusFolded       int64
+	ignored          map[[2]string]int64 // {attribute, reason}
+}
+
+func (p *pending) ignoredValue(attr, reason string) {
+	if p.ignored == nil {
+		p.ignored = map[[2]string]int64{}
+	}
+	p.ignored[[2]string{attr, reason}]++
+}
+
+type telemetry struct {
+	spans    metric.Int64Counter
+	points   metric.Int64Counter
+	ignored  metric.Int64Counter
+	folded   metric.Int64Counter
+	writes   metric.Int64Counter
+	verdicts metric.Int64Counter
+}
+
+func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+	m := set.MeterProvider.Meter(metadata.ScopeName)
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	t := &telemetry{
+		spans: counter("otelcol_load_report_spans", "{span}",
+			"Spans the exporter looked at, by outcome (request, group_overflow, span_guard_summary, not_genai, not_model_call, server_span, bad_timestamps)."),
+		points: counter("otelcol_load_report_metric_points", "{point}",
+			"Metric data points the exporter looked at, by outcome (used, not_used, series_limit, wrong_type, no_temporality)."),
+		ignored: counter("otelcol_load_report_ignored_values", "{value}",
+			"Span attribute values that could not be used, by attribute and reason."),
+		folded: counter("otelcol_load_report_folded", "{item}",
+			"Error types and GPUs folded into an _OTHER entry by the limits, by kind."),
+		writes: counter("otelcol_load_report_writes", "{file}",
+			"Report files written, by format and outcome (success, error)."),
+		verdicts: counter("otelcol_load_report_verdicts", "{report}",
+			"Reports produced, by overall verdict (PASS, WARN, FAIL, NO_DATA) and whether final."),
+	}
+	return t, errors.Join(errs...)
+}
+
+func (t *telemetry) record(ctx context.Context, c metric.Int64Counter, key string, byOutcome map[string]int64) {
+	for outcome, n := range byOutcome {
+		if n > 0 {
+			c.Add(ctx, n, metric.WithAttributes(attribute.String(key, outcome)))
+		}
+	}
+}
+
+func (t *telemetry) flushPending(ctx context.Context, p *pending) {
+	if p.errorTypesFolded > 0 {
+		t.folded.Add(ctx, p.errorTypesFolded, metric.WithAttributes(attribute.String("kind", "error_type")))
+	}
+	if p.gpusFolded > 0 {
+		t.folded.Add(ctx, p.gpusFolded, metric.WithAttributes(attribute.String("kind", "gpu")))
+	}
+	for k, n := range p.ignored {
+		t.ignored.Add(ctx, n, metric.WithAttributes(attribute.String("attribute", k[0]), attribute.String("reason", k[1])))
+	}
+	*p = pending{}
+}

@@ -1,0 +1,358 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+)
+
+// Outcomes of a span, counted in otelcol_load_report_spans.
+const (
+	spanRequest        = "request"        // a model call, counted in the report
+	spanGroupOverflow  = "group_overflow" // a model call counted in the _OTHER row (limits.max_groups)
+	spanGuardSummary   = "span_guard_summary"
+	spanNotGenAI       = "not_genai"      // no gen_ai.operation.name
+	spanNotModelCall   = "not_model_call" // tool, agent, retrieval, workflow spans
+	spanServer         = "server_span"    // SERVER spans (the other side of a client span)
+	spanBadTimestamps  = "bad_timestamps" // end before start, or zero
+	summarySpanName    = "span_guard.summary"
+	summaryAttrPrefix  = "span_guard."
+	summaryReceived    = "span_guard.spans.received"
+	summaryDropped     = "span_guard.spans.dropped"
+	summaryDroppedBy   = "span_guard.spans.dropped."
+	summaryFolded      = "span_guard.spans.folded"
+	ignoredTTFTOutside = "outside_duration"
+)
+
+// modelCalls are the operations that are requests to a model endpoint.
+var modelCalls = map[string]bool{
+	genai.OpChat: true, genai.OpTextCompletion: true, genai.OpGenerateContent: true, genai.OpEmbeddings: true,
+}
+
+// chunkEventNames are span event names that mark one streamed chunk (as
+// llm_loadgen writes them in each dialect: GenAI, OpenLLMetry, legacy llm.*);
+// when a span has two or more, every gap between consecutive ones is an ITL
+// sample.
+var chunkEventNames = map[string]bool{
+	"gen_ai.response.chunk":        true,
+	"llm.content.completion.chunk": true,
+	"llm.completion.chunk":         true,
+}
+
+func firstAttr(keys []string, attrs ...pcommon.Map) string {
+	for _, k := range keys {
+		for _, m := range attrs {
+			if v, ok := m.Get(k); ok {
+				if s := v.AsString(); s != "" {
+					return s
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func intAttr(m pcommon.Map, keys ...string) (int64, bool) {
+	for _, k := range keys {
+		v, ok := m.Get(k)
+		if !ok {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			return v.Int(), true
+		case pcommon.ValueTypeDouble:
+			return int64(v.Double()), true
+		case pcommon.ValueTypeStr:
+			if n, err := strconv.ParseInt(v.Str(), 10, 64); err == nil {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func floatAttr(m pcommon.Map, keys ...string) (float64, bool) {
+	for _, k := range keys {
+		v, ok := m.Get(k)
+		if !ok {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeDouble:
+			return v.Double(), true
+		case pcommon.ValueTypeInt:
+			return float64(v.Int()), true
+		case pcommon.ValueTypeStr:
+			if f, err := strconv.ParseFloat(v.Str(), 64); err == nil {
+				return f, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// defaultScenario names the scenario of requests that carry none.
+const defaultScenario = "default"
+
+// scenariosByTrace maps the traces of td to the scenario a span of theirs
+// names: llm_loadgen writes the scenario on the request's root (HTTP) span,
+// not on the model calls under it.
+func (s *state) scenariosByTrace(td ptrace.Traces) map[pcommon.TraceID]string {
+	var out map[pcommon.TraceID]string
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				if sc := firstAttr(s.cfg.Dimensions.Scenario, sp.Attributes()); sc != "" {
+					if out == nil {
+						out = map[pcommon.TraceID]string{}
+					}
+					out[sp.TraceID()] = sc
+				}
+			}
+		}
+	}
+	return out
+}
+
+// keyFor builds the row key from span (or data point) and resource attributes.
+func (s *state) keyFor(attrs, res pcommon.Map) groupKey {
+	d := s.cfg.Dimensions
+	target := firstAttr(d.Target, attrs, res)
+	if target != "" {
+		if port, ok := intAttr(attrs, genai.AttrServerPort); ok && !strings.Contains(target, ":") {
+			target += ":" + strconv.FormatInt(port, 10)
+		}
+	} else {
+		target = "unknown"
+	}
+	model := firstAttr(d.Model, attrs, res)
+	if model == "" {
+		model = "unknown"
+	}
+	scenario := firstAttr(d.Scenario, attrs, res)
+	if scenario == "" {
+		scenario = defaultScenario
+	}
+	return groupKey{Target: target, Model: model, Scenario: scenario}
+}
+
+// group returns the row for k, or the overflow row when limits.max_groups is
+// reached. The boolean is true for the overflow row.
+func (s *state) group(k groupKey) (*group, bool) {
+	if g, ok := s.groups[k]; ok {
+		return g, k == overflowKey
+	}
+	if len(s.groups) >= s.cfg.Limits.MaxGroups {
+		k = overflowKey
+		if g, ok := s.groups[k]; ok {
+			return g, true
+		}
+	}
+	g := newGroup(k, s.spec)
+	s.groups[k] = g
+	return g, k == overflowKey
+}
+
+// consumeTraces adds the model calls of td to the state and returns the
+// number of spans by outcome.
+func (s *state) consumeTraces(td ptrace.Traces) map[string]int64 {
+	out := map[string]int64{}
+	s.inherit = s.scenariosByTrace(td)
+	defer func() { s.inherit = nil }()
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				out[s.consumeSpan(spans.At(k), res)]++
+			}
+		}
+	}
+	return out
+}
+
+func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
+	attrs := sp.Attributes()
+	if sp.Name() == summarySpanName {
+		s.addSummary(attrs)
+		return spanGuardSummary
+	}
+	s.spansSeen++
+	op := firstAttr([]string{genai.AttrOperationName}, attrs)
+	switch {
+	case op == "":
+		return spanNotGenAI
+	case !modelCalls[op]:
+		return spanNotModelCall
+	case sp.Kind() == ptrace.SpanKindServer:
+		return spanServer
+	}
+	start, end := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())
+	if start <= 0 || end < start {
+		return spanBadTimestamps
+	}
+	key := s.keyFor(attrs, res)
+	if key.Scenario == defaultScenario {
+		if sc, ok := s.inherit[sp.TraceID()]; ok {
+			key.Scenario = sc
+		}
+	}
+	g, overflow := s.group(key)
+	s.observeArrival()
+	dur := float64(end-start) / 1e9
+	g.requests++
+	g.first = min(g.first, start)
+	g.last = max(g.last, end)
+	g.busy += dur
+	if in, ok := intAttr(attrs, genai.AttrUsageInputTokens, genai.LegacyAttrUsagePromptTokens); ok && in > 0 {
+		g.inputTokens += in
+	}
+	startPt := s.timeline.at(start)
+	startPt.started++
+	if rate, ok := floatAttr(attrs, s.cfg.TargetRate.Attributes...); ok && rate > 0 {
+		startPt.targetRate = max(startPt.targetRate, rate)
+	}
+	s.timeline.addBusy(start, end)
+	endPt := s.timeline.at(end)
+	endPt.completed++
+
+	errType := firstAttr([]string{genai.AttrErrorType}, attrs)
+	if errType == "" && sp.Status().Code() == ptrace.StatusCodeError {
+		errType = genai.ErrorTypeOther
+	}
+	if errType != "" {
+		if g.addError(errType, s.cfg.Limits.MaxErrorTypes) {
+			s.tel.errorTypesFolded++
+		}
+		if isCancelled(errType, s.cfg.CancelledErrorTypes) {
+			g.cancelled++
+		}
+		endPt.errors++
+		if overflow {
+			return spanGroupOverflow
+		}
+		return spanRequest
+	}
+
+	g.successes++
+	out, hasOut := intAttr(attrs, genai.AttrUsageOutputTokens, genai.LegacyAttrUsageCompletionTokens)
+	if hasOut && out > 0 {
+		g.outputTokens += out
+		endPt.outputTokens += out
+	}
+	g.e2e.add(dur)
+	s.timeline.at(start).sketchE2E(s.timelineSpec).add(dur)
+	ttft, hasTTFT := floatAttr(attrs, genai.AttrTimeToFirstChunk, genai.VLLMAttrTimeToFirstToken)
+	if hasTTFT && (ttft < 0 || ttft > dur*1.0001+1e-6) {
+		s.tel.ignoredValue(genai.AttrTimeToFirstChunk, ignoredTTFTOutside)
+		hasTTFT = false
+	}
+	if hasTTFT {
+		g.ttft.add(ttft)
+		s.timeline.at(start).sketchTTFT(s.timelineSpec).add(ttft)
+	}
+	tpot := math.NaN()
+	if hasTTFT && hasOut && out > 1 {
+		tpot = (dur - ttft) / float64(out-1)
+		g.tpot.add(tpot)
+	}
+	if gaps := chunkGaps(sp); len(gaps) > 0 {
+		for _, gap := range gaps {
+			g.itl.add(gap)
+		}
+		g.itlFromEvents++
+	} else if !math.IsNaN(tpot) {
+		// Without chunk events the mean gap stands for each of the request's gaps.
+		g.itl.addCount(tpot, float64(out-1))
+		g.itlFromTPOT++
+	}
+	if s.meetsGoodput(dur, ttft, hasTTFT, tpot) {
+		g.good++
+	}
+	if overflow {
+		return spanGroupOverflow
+	}
+	return spanRequest
+}
+
+// meetsGoodput applies the goodput objectives. A request without a TTFT
+// (not streamed) delivers its first token with the response: its TTFT is its
+// duration.
+func (s *state) meetsGoodput(dur, ttft float64, hasTTFT bool, tpot float64) bool {
+	gp := s.cfg.Goodput
+	if !hasTTFT {
+		ttft = dur
+	}
+	if gp.TTFT > 0 && ttft > gp.TTFT.Seconds() {
+		return false
+	}
+	if gp.TPOT > 0 && !math.IsNaN(tpot) && tpot > gp.TPOT.Seconds() {
+		return false
+	}
+	if gp.E2E > 0 && dur > gp.E2E.Seconds() {
+		return false
+	}
+	return true
+}
+
+// chunkGaps returns the gaps in seconds between consecutive chunk events.
+func chunkGaps(sp ptrace.Span) []float64 {
+	evs := sp.Events()
+	var ts []int64
+	for i := 0; i < evs.Len(); i++ {
+		if chunkEventNames[evs.At(i).Name()] {
+			ts = append(ts, int64(evs.At(i).Timestamp()))
+		}
+	}
+	if len(ts) < 2 {
+		return nil
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	gaps := make([]float64, 0, len(ts)-1)
+	for i := 1; i < len(ts); i++ {
+		gaps = append(gaps, float64(ts[i]-ts[i-1])/1e9)
+	}
+	return gaps
+}
+
+// addSummary adds the counts of a span_guard summary span.
+func (s *state) addSummary(attrs pcommon.Map) {
+	s.summaries++
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		if !strings.HasPrefix(k, summaryAttrPrefix) {
+			return true
+		}
+		n, ok := intAttr(attrs, k)
+		if !ok {
+			return true
+		}
+		switch {
+		case k == summaryReceived:
+			s.summaryReceived += n
+		case k == summaryFolded:
+			s.summaryFolded += n
+		case k == summaryDropped:
+			s.summaryDropped += n
+		case strings.HasPrefix(k, summaryDroppedBy):
+			reason := strings.TrimPrefix(k, summaryDroppedBy)
+			if reason != "other_names" {
+				s.summaryDroppedBy[reason] += n
+			}
+		}
+		return true
+	})
+}
