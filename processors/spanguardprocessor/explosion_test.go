@@ -295,9 +295,13 @@ func TestMillionSpanTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000,000 spans")
 	}
+	n := 1_000_000
+	if raceEnabled {
+		n = 100_000
+	}
 	h := newHarness(t, func(c *Config) { c.TraceBudget.MaxSpans = 10000 })
 	b := newTraceBuilder(8, "agent")
-	total, root := explode(t, h.g, b, 1_000_000, 5000)
+	total, root := explode(t, h.g, b, n, 5000)
 	h.shutdown()
 
 	out := output(h.sink.AllTraces(), b.tid)

@@ -25,6 +25,7 @@ type node struct {
 	id, parent uint64
 	start, end pcommon.Timestamp
 	isErr      bool
+	owed       bool // forwarded spans name it as parent: already counted in the budget
 	mandatory  bool
 	tooLarge   bool
 	children   int32
@@ -90,7 +91,9 @@ func (l *ladder) run() {
 		for i := range l.nodes {
 			n := &l.nodes[i]
 			if n.mandatory && !n.tooLarge && n.state == nodeUndecided {
-				remS--
+				if !n.owed {
+					remS--
+				}
 				remB -= spanCost(int(sc.spans[n.ref].size))
 			}
 		}
@@ -123,9 +126,9 @@ func (l *ladder) build() {
 		if _, dup := l.index[n.id]; !dup {
 			l.index[n.id] = int32(k)
 		}
-		_, owed := l.st.pending[n.id]
-		n.mandatory = n.parent == 0 || n.isErr || owed
-		if owed {
+		_, n.owed = l.st.pending[n.id]
+		n.mandatory = n.parent == 0 || n.isErr || n.owed
+		if n.owed {
 			n.children++ // it has forwarded children
 		}
 		l.nodes[k] = n
@@ -154,7 +157,9 @@ func (l *ladder) fits(remS int, remB int64) bool {
 		if nd.state != nodeUndecided {
 			continue
 		}
-		n++
+		if !nd.owed {
+			n++
+		}
 		b += spanCost(int(l.sc.spans[nd.ref].size))
 		if _, in := l.index[nd.parent]; !in && nd.parent != 0 && l.unknown(nd.parent) {
 			owed[nd.parent] = struct{}{}

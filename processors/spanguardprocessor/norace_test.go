@@ -1,0 +1,5 @@
+//go:build !race
+
+package spanguardprocessor
+
+const raceEnabled = false
