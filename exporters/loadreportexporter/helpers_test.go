@@ -192,3 +192,5 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 var bg = context.Background()
+
+func ptsOf(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
