@@ -1,6 +1,7 @@
 package llmloadgenreceiver
 
 import (
+	"math"
 	"syscall"
 	"testing"
 	"time"
@@ -41,3 +42,28 @@ func BenchmarkChatSpansAFAP(b *testing.B)       { benchScenario(b, scenarioChat)
 func BenchmarkRAGSpansAFAP(b *testing.B)        { benchScenario(b, scenarioRAG) }
 func BenchmarkAgentSpansAFAP(b *testing.B)      { benchScenario(b, scenarioAgent) }
 func BenchmarkEmbeddingsSpansAFAP(b *testing.B) { benchScenario(b, scenarioEmbeddings) }
+
+// BenchmarkRateAccuracy10k runs the whole generator for one simulated
+// minute at a 10 000 req/s target (as_fast_as_possible, chat) and reports
+// the requests emitted per simulated second and the error against the
+// target, for each open-loop arrival process.
+func BenchmarkRateAccuracy10k(b *testing.B) {
+	for _, typ := range []string{arrivalConstant, arrivalPoisson, arrivalGamma} {
+		b.Run(typ, func(b *testing.B) {
+			var errPct, achieved float64
+			for i := 0; i < b.N; i++ {
+				cfg := afapConfig(0)
+				cfg.Seed = uint64(i + 1)
+				cfg.Duration = time.Minute
+				cfg.Arrival = ArrivalConfig{Type: typ, Rate: 10000, Burstiness: 0.5}
+				cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+				cfg.BatchSize = 1000
+				s := runSync(b, cfg, consumertest.NewNop(), nil, nil)
+				achieved = float64(s.totals.requests) / 60
+				errPct = max(errPct, 100*math.Abs(achieved-10000)/10000)
+			}
+			b.ReportMetric(achieved, "req/sim-s")
+			b.ReportMetric(errPct, "max-err-%")
+		})
+	}
+}

@@ -56,6 +56,7 @@ type syntheticRunner struct {
 // runTotals are the counts of a run so far.
 type runTotals struct {
 	requests int64 // requests whose telemetry was handed to the pipeline
+	built    int64 // spans generated
 	spans    int64 // spans accepted by the next consumer
 	points   int64
 	records  int64
@@ -335,6 +336,7 @@ func (s *syntheticRunner) flush(ctx context.Context) {
 	s.inBatch = 0
 	if s.l.traces != nil {
 		td, n := s.rd.take()
+		s.totals.built += int64(n)
 		if n > 0 && s.send(ctx, signalTraces, n, func(ctx context.Context) error {
 			octx := s.obs.StartTracesOp(ctx)
 			err := s.l.traces.ConsumeTraces(octx, td)
@@ -417,10 +419,12 @@ func (s *syntheticRunner) report(final bool) {
 		achieved = float64(s.totals.requests-s.lastEmitted) / elapsed
 	}
 	simT := float64(s.simNow()-s.origin) / 1e9
-	target := 0.0
-	if s.closed != nil {
+	target := 0.0 // nothing more is scheduled once the run's bounds are reached
+	switch {
+	case math.IsInf(s.nextArrival, 1):
+	case s.closed != nil:
 		target = s.closed.prof.at(simT)
-	} else {
+	default:
 		target = s.open.prof.at(simT)
 	}
 	ctx := context.Background()
