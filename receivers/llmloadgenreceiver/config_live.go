@@ -1,6 +1,7 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -192,6 +193,9 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 	}
 	if l.MaxQueue < 0 {
 		add(fmt.Errorf("live.max_queue: must be >= 0, got %d", l.MaxQueue))
+	}
+	if _, err := json.Marshal(l.ExtraBody); err != nil {
+		add(fmt.Errorf("live.extra_body: cannot be encoded as JSON: %w", err))
 	}
 	if l.IncludeUsage && !l.Stream {
 		add(errors.New("live.include_usage: applies to streaming requests only; set live.stream: true or include_usage: false"))

@@ -43,9 +43,9 @@ const (
 // liveResult is everything measured about one request. Times are absolute;
 // durations derived from them are measured from Scheduled.
 type liveResult struct {
-	Seq         int64
-	Scheduled   time.Time // when the request was due to be sent
-	Dispatched  time.Time // when it left the client-side queue
+	Seq        int64
+	Scheduled  time.Time // when the request was due to be sent
+	Dispatched time.Time // when it left the client-side queue
 	// Net holds DNS, connect and TLS times; the transport may report them
 	// from its dialing goroutine.
 	Net         netTimes

@@ -1,0 +1,499 @@
+package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
+)
+
+func init() {
+	runnerFactories[modeLive] = newLiveRunner
+}
+
+// liveRunner drives load against an OpenAI-compatible endpoint. Requests
+// are scheduled by the arrival process (open loop: each has a scheduled send
+// time, and every latency is measured from it, so a slow server or a full
+// concurrency cap shows up as latency instead of silently lowering the
+// rate) or by virtual users (closed loop).
+type liveRunner struct {
+	l      *loadgen
+	cfg    *Config
+	lc     *LiveConfig
+	tel    *telemetry
+	ltel   *liveTelemetry
+	obs    *receiverhelper.ObsReport
+	logger *zap.Logger
+	seed   uint64
+	runID  string
+
+	client  *liveClient
+	prompts *promptBuilder
+	inMu    sync.Mutex
+	inputs  sampler
+	idMu    sync.Mutex
+	idRand  *rand.Rand
+
+	sem      chan struct{}
+	queued   atomic.Int64
+	seq      atomic.Int64
+	issued   atomic.Int64
+	results  chan *liveResult
+	onResult func(*liveResult) // sweep bookkeeping; nil otherwise
+
+	stopIssue context.CancelFunc // stops the scheduler
+	reqCtx    context.Context    // cancelled to abort requests in flight
+	cancelReq context.CancelFunc
+	inflight  sync.WaitGroup
+	schedDone chan struct{}
+	outDone   chan struct{}
+
+	version string
+	summary liveSummary
+
+	// Sweep outcome, set before the run's results channel closes.
+	sweepKnee      float64
+	sweepStoppedBy string
+}
+
+func newLiveRunner(l *loadgen) (runner, error) {
+	tel, err := newTelemetry(l.set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	ltel, err := newLiveTelemetry(l.set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID: l.set.ID, Transport: "http", LongLivedCtx: true, ReceiverCreateSettings: l.set,
+	})
+	if err != nil {
+		return nil, err
+	}
+	seed := l.cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	lc := &l.cfg.Live
+	r := &liveRunner{
+		l: l, cfg: l.cfg, lc: lc, tel: tel, ltel: ltel, obs: obs, logger: l.set.Logger, seed: seed,
+		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
+		version: l.set.BuildInfo.Version,
+	}
+	rng := newRand(seed)
+	r.inputs = newSampler(lc.Prompt.InputTokens, rng.src)
+	r.idRand = rand.New(rand.NewPCG(seed^0x5bd1e995, uint64(time.Now().UnixNano())))
+	r.prompts = newPromptBuilder(lc, r.runID)
+	return r, nil
+}
+
+// httpClient builds the client from the confighttp settings, tuned for
+// load: idle connections per host at least the concurrency, no response
+// compression, no whole-request timeout, and no instrumentation of its own
+// (the receiver writes the client span and the traceparent itself).
+func (r *liveRunner) httpClient(ctx context.Context, host component.Host) (*http.Client, error) {
+	cc := r.lc.Client
+	idle := r.lc.MaxConcurrency
+	if idle == 0 {
+		idle = 4096
+	}
+	ka := confighttp.NewDefaultKeepaliveClientConfig()
+	ka.MaxIdleConns = 0 // no global limit
+	ka.MaxIdleConnsPerHost = idle
+	cc.Keepalive = configoptional.Some(ka)
+	cc.Timeout = 0
+	set := r.l.set.TelemetrySettings
+	set.TracerProvider = nil // no otelhttp wrapper: it would replace our traceparent
+	var ext map[component.ID]component.Component
+	if host != nil {
+		ext = host.GetExtensions()
+	}
+	c, err := cc.ToClient(ctx, ext, set)
+	if err != nil {
+		return nil, fmt.Errorf("live.client: %w", err)
+	}
+	// Timeouts are per phase (live.timeouts); redirects are errors for an API.
+	c.Timeout = 0
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c, nil
+}
+
+func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
+	hc, err := r.httpClient(ctx, host)
+	if err != nil {
+		return err
+	}
+	path := "/chat/completions"
+	if r.lc.Operation == liveOpText {
+		path = "/completions"
+	}
+	r.client = &liveClient{cfg: r.lc, client: hc, url: strings.TrimRight(r.lc.Client.Endpoint, "/") + path,
+		keepTimes: r.lc.ChunkEvents == chunkEventsAll}
+	if key := string(r.lc.APIKey); key != "" {
+		r.client.auth = "Bearer " + key
+	}
+	if r.lc.MaxConcurrency > 0 {
+		r.sem = make(chan struct{}, r.lc.MaxConcurrency)
+	}
+	r.results = make(chan *liveResult, 4096)
+	r.reqCtx, r.cancelReq = context.WithCancel(context.Background())
+	schedCtx, stop := context.WithCancel(context.Background())
+	r.stopIssue = stop
+	r.schedDone = make(chan struct{})
+	r.outDone = make(chan struct{})
+	start := time.Now()
+	out := newLiveRenderer(r.lc, r.version, start)
+	go func() {
+		defer close(r.outDone)
+		r.output(out)
+	}()
+	go func() {
+		defer close(r.schedDone)
+		r.logger.Info("llm_loadgen live run started",
+			zap.String("endpoint", r.client.url), zap.String("model", r.lc.Model),
+			zap.String("arrival", r.cfg.Arrival.Type), zap.Int("max_concurrency", r.lc.MaxConcurrency),
+			zap.Uint64("seed", r.seed))
+		switch {
+		case r.lc.Sweep.StepDuration > 0:
+			r.runSweep(schedCtx)
+		case r.cfg.Arrival.Type == arrivalConcurrency:
+			r.runClosed(schedCtx, start)
+		default:
+			r.runOpen(schedCtx, r.cfg.Arrival, start, r.cfg.Duration)
+		}
+		r.inflight.Wait()
+		close(r.results)
+	}()
+	return nil
+}
+
+// Shutdown stops scheduling, lets requests in flight finish for up to
+// live.drain_timeout (bounded by ctx), cancels the rest, and flushes their
+// telemetry.
+func (r *liveRunner) Shutdown(ctx context.Context) error {
+	if r.stopIssue == nil {
+		return nil
+	}
+	r.stopIssue()
+	drain := time.NewTimer(r.lc.DrainTimeout)
+	defer drain.Stop()
+	select {
+	case <-r.schedDone:
+	case <-drain.C:
+	case <-ctx.Done():
+	}
+	r.cancelReq()
+	var err error
+	select {
+	case <-r.schedDone:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	select {
+	case <-r.outDone:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	r.client.client.CloseIdleConnections()
+	return err
+}
+
+// ticket reserves the next request of the run; false once the run's
+// request bound is reached.
+func (r *liveRunner) ticket() bool {
+	n := r.issued.Add(1)
+	return r.cfg.Requests == 0 || n <= r.cfg.Requests
+}
+
+// runOpen issues requests at the arrival process's times until the duration
+// (0: unbounded) or the request bound is reached, or ctx ends.
+func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Time, duration time.Duration) {
+	r.idMu.Lock()
+	src := newRand(r.idRand.Uint64())
+	r.idMu.Unlock()
+	o := newOpenLoop(a, src)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		t := o.next()
+		if math.IsInf(t, 1) || (duration > 0 && t >= duration.Seconds()) {
+			return
+		}
+		if !r.ticket() {
+			return
+		}
+		sched := start.Add(time.Duration(t * float64(time.Second)))
+		if d := time.Until(sched); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		r.ltel.lag.Record(context.Background(), time.Since(sched).Seconds())
+		r.inflight.Add(1)
+		go func() {
+			defer r.inflight.Done()
+			r.request(sched)
+		}()
+	}
+}
+
+// runClosed runs virtual users: each sends a request, waits for it to end,
+// thinks, and sends the next. The number of users follows the arrival
+// profile (concurrency and stages), checked every 100 ms.
+func (r *liveRunner) runClosed(ctx context.Context, start time.Time) {
+	prof := newProfile(r.cfg.Arrival)
+	var target atomic.Int64
+	var users sync.WaitGroup
+	active := 0
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	userCtx, stopUsers := context.WithCancel(ctx)
+	defer func() {
+		stopUsers()
+		users.Wait()
+	}()
+	exhausted := make(chan struct{})
+	var once sync.Once
+	for {
+		elapsed := time.Since(start)
+		if r.cfg.Duration > 0 && elapsed >= r.cfg.Duration {
+			return
+		}
+		want := int64(math.Floor(prof.at(elapsed.Seconds()) + 1e-9))
+		target.Store(want)
+		for ; int64(active) < want; active++ {
+			id := active
+			users.Add(1)
+			r.idMu.Lock()
+			thinkSeed := r.idRand.Uint64()
+			r.idMu.Unlock()
+			go func() {
+				defer users.Done()
+				r.user(userCtx, id, &target, thinkSeed, func() { once.Do(func() { close(exhausted) }) })
+			}()
+		}
+		if int64(active) > want {
+			active = int(want) // users above the target retire on their own
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-exhausted:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *liveRunner) user(ctx context.Context, id int, target *atomic.Int64, seed uint64, exhausted func()) {
+	rng := rand.New(rand.NewPCG(seed, uint64(id)))
+	think := r.cfg.Arrival.ThinkTime
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for ctx.Err() == nil && int64(id) < target.Load() {
+		if !r.ticket() {
+			exhausted()
+			return
+		}
+		r.inflight.Add(1)
+		r.request(time.Now())
+		r.inflight.Done()
+		if think > 0 {
+			timer.Reset(time.Duration(rng.ExpFloat64() * float64(think)))
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+	}
+}
+
+// request runs one request scheduled at sched and hands its result to the
+// output loop.
+func (r *liveRunner) request(sched time.Time) {
+	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched}
+	r.idMu.Lock()
+	t0, t1, s0 := r.idRand.Uint64(), r.idRand.Uint64(), r.idRand.Uint64()|1
+	r.idMu.Unlock()
+	for i := 0; i < 8; i++ {
+		res.TraceID[i], res.TraceID[8+i], res.SpanID[i] = byte(t0>>(8*i)), byte(t1>>(8*i)), byte(s0>>(8*i))
+	}
+	ctx := context.Background()
+	if r.sem != nil {
+		select {
+		case r.sem <- struct{}{}:
+		default:
+			if q := r.queued.Add(1); r.lc.MaxQueue > 0 && q > int64(r.lc.MaxQueue) {
+				r.queued.Add(-1)
+				res.fail(errTypeQueueFull, fmt.Errorf("client queue full (%d waiting at live.max_concurrency %d)", r.lc.MaxQueue, r.lc.MaxConcurrency))
+				res.End = time.Now()
+				r.ltel.dropped.Add(ctx, 1, r.ltel.reasonAttrs(errTypeQueueFull))
+				r.finish(res)
+				return
+			}
+			r.ltel.queued.Add(ctx, 1)
+			select {
+			case r.sem <- struct{}{}:
+			case <-r.reqCtx.Done():
+			}
+			r.ltel.queued.Add(ctx, -1)
+			r.queued.Add(-1)
+			if r.reqCtx.Err() != nil {
+				res.End = time.Now()
+				res.fail(errTypeCancelled, errors.New("cancelled while queued for live.max_concurrency"))
+				r.finish(res)
+				return
+			}
+		}
+	}
+	release := func() {
+		if r.sem != nil {
+			<-r.sem
+		}
+	}
+	res.Dispatched = time.Now()
+	r.ltel.queueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
+	r.inMu.Lock()
+	want := r.inputs.tokens(1)
+	r.inMu.Unlock()
+	body, tokens, err := r.prompts.build(res.Seq, want)
+	res.PromptTokens, res.InputTokens = tokens, tokens
+	if err != nil {
+		release()
+		res.End = time.Now()
+		res.fail(errTypeInvalidResponse, err)
+		r.finish(res)
+		return
+	}
+	r.ltel.inflight.Add(ctx, 1)
+	r.client.do(r.reqCtx, body, res)
+	r.ltel.inflight.Add(ctx, -1)
+	release()
+	if !res.UsageSeen && res.InputTokens == 0 {
+		res.InputTokens = tokens
+	}
+	r.finish(res)
+}
+
+func (r *liveRunner) finish(res *liveResult) {
+	r.ltel.recordResult(res)
+	if r.onResult != nil {
+		r.onResult(res)
+	}
+	r.results <- res
+}
+
+// output renders results and sends them to the next consumers in batches.
+func (r *liveRunner) output(rd *liveRenderer) {
+	ctx := context.Background()
+	flush := time.NewTicker(r.cfg.FlushInterval)
+	defer flush.Stop()
+	metricsTick := time.NewTicker(r.cfg.Metrics.Interval)
+	defer metricsTick.Stop()
+	for {
+		select {
+		case res, ok := <-r.results:
+			if !ok {
+				r.flushTraces(ctx, rd)
+				r.flushMetrics(ctx, rd)
+				r.summary.log(r.logger, true)
+				return
+			}
+			r.summary.add(res)
+			if r.l.traces != nil {
+				rd.render(res)
+			}
+			if r.l.metrics != nil {
+				rd.agg.add(res)
+			}
+			if rd.n >= r.cfg.BatchSize {
+				r.flushTraces(ctx, rd)
+			}
+		case <-flush.C:
+			r.flushTraces(ctx, rd)
+		case <-metricsTick.C:
+			r.flushMetrics(ctx, rd)
+			r.summary.log(r.logger, false)
+		}
+	}
+}
+
+func (r *liveRunner) flushTraces(ctx context.Context, rd *liveRenderer) {
+	if rd.n == 0 || r.l.traces == nil {
+		return
+	}
+	td, n := rd.take(r.version)
+	r.deliver(ctx, signalTraces, n, func(ctx context.Context) error {
+		octx := r.obs.StartTracesOp(ctx)
+		err := r.l.traces.ConsumeTraces(octx, td)
+		r.obs.EndTracesOp(octx, metadata.Type.String(), n, err)
+		return err
+	})
+}
+
+func (r *liveRunner) flushMetrics(ctx context.Context, rd *liveRenderer) {
+	if r.l.metrics == nil {
+		return
+	}
+	md, n := rd.agg.emit(time.Now(), r.version)
+	if n == 0 {
+		return
+	}
+	r.deliver(ctx, signalMetrics, n, func(ctx context.Context) error {
+		octx := r.obs.StartMetricsOp(ctx)
+		err := r.l.metrics.ConsumeMetrics(octx, md)
+		r.obs.EndMetricsOp(octx, metadata.Type.String(), n, err)
+		return err
+	})
+}
+
+// deliver hands data to the next consumer, retrying a retryable refusal
+// with backoff (measurements are already taken, so waiting costs no
+// accuracy) until it is accepted, refused permanently, or the run is being
+// torn down; every item not delivered is counted.
+func (r *liveRunner) deliver(ctx context.Context, signal string, items int, consume func(context.Context) error) {
+	backoff := r.cfg.Backpressure.InitialBackoff
+	for attempt := 0; ; attempt++ {
+		err := consume(ctx)
+		if err == nil {
+			r.tel.emitted.Add(ctx, int64(items), r.tel.signalAttrs[signal])
+			return
+		}
+		if consumererror.IsPermanent(err) || r.reqCtx.Err() != nil || attempt >= 10 {
+			reason := dropPermanent
+			if !consumererror.IsPermanent(err) {
+				reason = "retries_exhausted"
+			}
+			r.tel.dropped.Add(ctx, int64(items), r.tel.dropAttrs(signal, reason))
+			r.logger.Warn("llm_loadgen live: the next consumer refused data; it is dropped",
+				zap.String("signal", signal), zap.Int("items", items), zap.Error(err))
+			return
+		}
+		r.tel.refused.Add(ctx, int64(items), r.tel.signalAttrs[signal])
+		time.Sleep(backoff)
+		backoff = min(2*backoff, r.cfg.Backpressure.MaxBackoff)
+	}
+}

@@ -1,0 +1,91 @@
+package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// sweepStep is the tally of one rate step.
+type sweepStep struct {
+	rate      float64
+	sent      int64
+	completed int64 // finished without error
+	good      int64 // completed and within every SLO bound
+}
+
+// runSweep steps the open-loop rate from start_rate by step_rate up to
+// max_rate, each step lasting step_duration, and stops at the first step
+// whose share of good requests falls below min_good_ratio (SLO broken) or
+// whose completed rate (over the step and the drain of its last requests)
+// falls below saturation_ratio of the rate it offered (saturation). The knee is the last rate that passed.
+func (r *liveRunner) runSweep(ctx context.Context) {
+	sw := r.lc.Sweep
+	var mu sync.Mutex
+	var cur *sweepStep
+	r.onResult = func(res *liveResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		if cur == nil {
+			return
+		}
+		cur.sent++
+		if res.ErrorType != "" {
+			return
+		}
+		cur.completed++
+		if (sw.TTFT <= 0 || res.ttft() <= sw.TTFT) && (sw.TPOT <= 0 || res.tpot() <= sw.TPOT) && (sw.E2E <= 0 || res.e2e() <= sw.E2E) {
+			cur.good++
+		}
+	}
+	knee := 0.0
+	verdict := "max_rate_reached"
+	for rate := sw.StartRate; rate <= sw.MaxRate+1e-9 && ctx.Err() == nil; rate += sw.StepRate {
+		step := &sweepStep{rate: rate}
+		mu.Lock()
+		cur = step
+		mu.Unlock()
+		a := r.cfg.Arrival
+		a.Rate, a.Stages = rate, nil
+		stepStart := time.Now()
+		r.runOpen(ctx, a, stepStart, sw.StepDuration)
+		// The step's verdict needs its requests' outcomes.
+		r.inflight.Wait()
+		wall := time.Since(stepStart).Seconds()
+		mu.Lock()
+		s := *step
+		cur = nil
+		mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		goodRatio := 0.0
+		if s.sent > 0 {
+			goodRatio = float64(s.good) / float64(s.sent)
+		}
+		// The endpoint keeps up when requests complete (over the step and
+		// the drain of its last requests) about as fast as they were offered.
+		offered := float64(s.sent) / sw.StepDuration.Seconds()
+		completedRate := float64(s.completed) / wall
+		r.logger.Info("llm_loadgen live sweep step",
+			zap.Float64("rate", rate), zap.Int64("sent", s.sent), zap.Int64("completed", s.completed),
+			zap.Int64("good", s.good), zap.Float64("good_ratio", goodRatio), zap.Float64("offered_per_s", offered), zap.Float64("completed_per_s", completedRate))
+		if s.sent == 0 {
+			continue
+		}
+		if goodRatio < sw.MinGoodRatio {
+			verdict = "slo_broken"
+			break
+		}
+		if completedRate < sw.SaturationRatio*offered {
+			verdict = "saturated"
+			break
+		}
+		knee = rate
+	}
+	r.sweepKnee, r.sweepStoppedBy = knee, verdict
+	r.ltel.knee.Record(context.Background(), knee)
+	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package llmloadgenreceiver
+
+const raceEnabled = false
