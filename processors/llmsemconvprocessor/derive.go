@@ -170,9 +170,13 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 		if g := contentGroupOf(target); g != groupNone && n.policy.active_&(1<<g) != 0 {
 			s.force = append(s.force, src...)
 		}
-		s.writes = append(s.writes, pendingWrite{target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src})
-		for range src {
-			st.attr(n.dialectOfKey(src[0]), attrMapped)
+		dl := -1
+		if len(src) > 0 {
+			dl = n.dialectOfKey(src[0])
+		}
+		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(target), dialect: dl, target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src, altID: -1})
+		for range src[min(1, len(src)):] {
+			st.attr(dl, attrMapped)
 		}
 	}
 	add(attrInputMessages, b.input, b.inputKeys)
@@ -180,7 +184,7 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 	add(attrOutputMsgs, b.output, b.outputKeys)
 	add(attrToolDefs, b.tools, b.toolKeys)
 	if len(b.finishReasons) > 0 && len(finish) == 0 {
-		s.writes = append(s.writes, pendingWrite{target: attrFinishReasons, v: val{kind: typeStringArray, arr: b.finishReasons}, priority: 50})
+		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(attrFinishReasons), dialect: -1, target: attrFinishReasons, v: val{kind: typeStringArray, arr: b.finishReasons}, priority: 50, altID: -1})
 	}
 	// Per-message events that went into the messages are removed with the originals.
 	if n.cfg.RemoveOriginals && it.isSpan {

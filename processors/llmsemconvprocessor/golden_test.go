@@ -61,7 +61,13 @@ var kinds = map[string]ptrace.SpanKind{
 
 func putAttrs(t testing.TB, m pcommon.Map, attrs map[string]any) {
 	t.Helper()
-	for k, v := range attrs {
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := attrs[k]
 		if i, ok := v.(int); ok {
 			v = int64(i)
 		}

@@ -108,7 +108,9 @@ type rule struct {
 	dialect   int
 	key       string
 	to        string
+	toID      int
 	alt       string // target used when `to` already holds a different value
+	altID     int
 	on        map[string]string
 	typ       attrType
 	values    map[string]string
@@ -211,7 +213,11 @@ type prefixEntry struct {
 // officialInfo describes an official gen_ai.* name.
 type officialInfo struct {
 	content contentGroup // groupNone when not content
+	id      int          // target id; official names are the tracked ids
 }
+
+// maxTargetIDs bounds the interned target names (presence is a bitset).
+const maxTargetIDs = 512
 
 // table is the compiled mapping for one target and a set of dialects.
 type table struct {
@@ -227,6 +233,30 @@ type table struct {
 	values    map[string]map[string]string
 	events    map[string]eventInfo
 	legacyIdx int
+
+	// Target names are interned: ids below nTracked are the official names,
+	// whose presence the read-only scan records in a bitset.
+	ids      map[string]int
+	names    []string
+	nTracked int
+}
+
+// id interns a target name; only called while compiling.
+func (t *table) intern(name string) int {
+	if id, ok := t.ids[name]; ok {
+		return id
+	}
+	t.ids[name] = len(t.names)
+	t.names = append(t.names, name)
+	return len(t.names) - 1
+}
+
+// targetID returns the id of a target name, -1 when it was never interned.
+func (t *table) targetID(name string) int {
+	if id, ok := t.ids[name]; ok {
+		return id
+	}
+	return -1
 }
 
 type eventInfo struct {
@@ -291,9 +321,19 @@ func compileTable(raw []byte, target string, enabled []string) (*table, error) {
 		values:    y.Values,
 		events:    map[string]eventInfo{},
 		legacyIdx: -1,
+		ids:       map[string]int{},
 	}
 	for _, o := range y.Official {
-		t.official[o] = officialInfo{content: contentGroupOf(o)}
+		t.official[o] = officialInfo{content: contentGroupOf(o), id: t.intern(o)}
+	}
+	t.nTracked = len(t.names)
+	for _, n := range []string{attrOperationName, attrProviderName, attrInputMessages, attrOutputMsgs, attrSystemInstr, attrToolDefs, attrFinishReasons} {
+		t.intern(n)
+	}
+	for _, o := range y.Official {
+		if strings.HasPrefix(o, attrUsagePrefix) {
+			t.intern(attrRollupPrefix + strings.TrimPrefix(o, attrUsagePrefix))
+		}
 	}
 	order := 0
 	for _, yd := range y.Dialects {
@@ -436,8 +476,11 @@ func compileTable(raw []byte, target string, enabled []string) (*table, error) {
 			if _, ok := t.exact[from]; ok {
 				continue
 			}
-			t.exact[from] = &keyInfo{dialect: t.legacyIdx, rule: &rule{dialect: t.legacyIdx, key: from, to: rename[from], typ: typeInt, priority: 15}}
+			t.exact[from] = &keyInfo{dialect: t.legacyIdx, rule: &rule{dialect: t.legacyIdx, key: from, to: rename[from], toID: t.intern(rename[from]), altID: -1, typ: typeInt, priority: 15}}
 		}
+	}
+	if len(t.names) > maxTargetIDs {
+		return nil, fmt.Errorf("mapping table: %d target names, at most %d", len(t.names), maxTargetIDs)
 	}
 	// One entry per prefix: a message source that is also a detection
 	// marker keeps both roles. Longest prefixes first so the most specific
@@ -489,8 +532,13 @@ func (t *table) compileRule(d *dialect, key string, yr yamlRule) (*rule, error) 
 		r.values = vm
 	}
 	r.to = t.targetName(yr.To)
+	r.toID, r.altID = -1, -1
+	if r.to != "" {
+		r.toID = t.intern(r.to)
+	}
 	if yr.Else != "" {
 		r.alt = t.targetName(yr.Else)
+		r.altID = t.intern(r.alt)
 	}
 	if r.scale > 0 && r.scale < 1 {
 		// Divide by the exact reciprocal (ms -> s: / 1000) to keep decimals exact.
@@ -504,6 +552,7 @@ func (t *table) compileRule(d *dialect, key string, yr yamlRule) (*rule, error) 
 				continue
 			}
 			r.on[op] = t.targetName(to)
+			t.intern(r.on[op])
 		}
 	}
 	for i, n := range r.totalOf {

@@ -3,6 +3,7 @@ package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/proces
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,8 +45,7 @@ func rawJSON(s string) json.RawMessage {
 	if t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
 		return json.RawMessage(t)
 	}
-	b, _ := json.Marshal(s)
-	return b
+	return appendString(make([]byte, 0, len(s)+2), s)
 }
 
 func rawAny(x any) json.RawMessage {
@@ -76,8 +76,35 @@ func marshalJSON(x any) string {
 
 type indexedMsg struct {
 	role, content, name, toolCallID, finish string
-	contents                                map[int]*indexedContent
-	toolCalls                               map[int]*indexedToolCall
+	contents                                sparse[indexedContent]
+	toolCalls                               sparse[indexedToolCall]
+}
+
+// sparse is a small list of values by index, cheaper than a map for the
+// handful of messages, parts and tool calls of one span.
+type sparse[T any] struct{ s []slot[T] }
+
+type slot[T any] struct {
+	n int
+	v T
+}
+
+// at returns the value at index n, adding it when missing. The pointer is
+// valid until the next call.
+func (x *sparse[T]) at(n int) *T {
+	for i := range x.s {
+		if x.s[i].n == n {
+			return &x.s[i].v
+		}
+	}
+	x.s = append(x.s, slot[T]{n: n})
+	return &x.s[len(x.s)-1].v
+}
+
+// sorted returns the values in index order.
+func (x *sparse[T]) sorted() []slot[T] {
+	slices.SortFunc(x.s, func(a, b slot[T]) int { return a.n - b.n })
+	return x.s
 }
 
 type indexedContent struct{ typ, text, url string }
@@ -89,8 +116,8 @@ type indexedTool struct{ name, description, parameters, schema string }
 // indexedAcc accumulates the attributes of one indexed message source.
 type indexedAcc struct {
 	src   *msgSource
-	msgs  map[int]*indexedMsg
-	tools map[int]*indexedTool
+	msgs  sparse[indexedMsg]
+	tools sparse[indexedTool]
 	keys  []string
 }
 
@@ -115,14 +142,7 @@ func (a *indexedAcc) add(key, value string) bool {
 	}
 	switch a.src.layout {
 	case layoutOpenInferenceTools, layoutIndexedTools:
-		if a.tools == nil {
-			a.tools = map[int]*indexedTool{}
-		}
-		t := a.tools[n]
-		if t == nil {
-			t = &indexedTool{}
-			a.tools[n] = t
-		}
+		t := a.tools.at(n)
 		switch rest {
 		case "tool.json_schema":
 			t.schema = value
@@ -137,14 +157,7 @@ func (a *indexedAcc) add(key, value string) bool {
 		}
 		return true
 	}
-	if a.msgs == nil {
-		a.msgs = map[int]*indexedMsg{}
-	}
-	m := a.msgs[n]
-	if m == nil {
-		m = &indexedMsg{}
-		a.msgs[n] = m
-	}
+	m := a.msgs.at(n)
 	if a.src.layout == layoutOpenInference {
 		if !strings.HasPrefix(rest, "message.") {
 			return false
@@ -175,14 +188,7 @@ func (m *indexedMsg) addNested(lay layout, rest, value string) bool {
 		if !ok {
 			return false
 		}
-		if m.contents == nil {
-			m.contents = map[int]*indexedContent{}
-		}
-		c := m.contents[n]
-		if c == nil {
-			c = &indexedContent{}
-			m.contents[n] = c
-		}
+		c := m.contents.at(n)
 		switch strings.TrimPrefix(field, "message_content.") {
 		case "type":
 			c.typ = value
@@ -199,14 +205,7 @@ func (m *indexedMsg) addNested(lay layout, rest, value string) bool {
 		if !ok {
 			return false
 		}
-		if m.toolCalls == nil {
-			m.toolCalls = map[int]*indexedToolCall{}
-		}
-		tc := m.toolCalls[n]
-		if tc == nil {
-			tc = &indexedToolCall{}
-			m.toolCalls[n] = tc
-		}
+		tc := m.toolCalls.at(n)
 		if lay == layoutOpenInference {
 			field = strings.TrimPrefix(field, "tool_call.")
 		}
@@ -231,29 +230,12 @@ func (m *indexedMsg) addNested(lay layout, rest, value string) bool {
 	return false
 }
 
-func (m *indexedMsg) toolCall(n int) *indexedToolCall {
-	if m.toolCalls == nil {
-		m.toolCalls = map[int]*indexedToolCall{}
-	}
-	if m.toolCalls[n] == nil {
-		m.toolCalls[n] = &indexedToolCall{}
-	}
-	return m.toolCalls[n]
-}
-
-func sortedKeys[T any](m map[int]T) []int {
-	ks := make([]int, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return ks
-}
+func (m *indexedMsg) toolCall(n int) *indexedToolCall { return m.toolCalls.at(n) }
 
 func (a *indexedAcc) messages(dir direction) []message {
-	out := make([]message, 0, len(a.msgs))
-	for _, n := range sortedKeys(a.msgs) {
-		im := a.msgs[n]
+	out := make([]message, 0, len(a.msgs.s))
+	for i := range a.msgs.sorted() {
+		im := &a.msgs.s[i].v
 		msg := message{Role: im.role, Name: im.name}
 		if msg.Role == "" {
 			msg.Role = defaultRole(dir)
@@ -267,8 +249,8 @@ func (a *indexedAcc) messages(dir direction) []message {
 				msg.Parts = append(msg.Parts, textPart(im.content))
 			}
 		}
-		for _, cn := range sortedKeys(im.contents) {
-			c := im.contents[cn]
+		for ci := range im.contents.sorted() {
+			c := &im.contents.s[ci].v
 			switch {
 			case c.url != "":
 				msg.Parts = append(msg.Parts, uriPart(c.url))
@@ -276,8 +258,8 @@ func (a *indexedAcc) messages(dir direction) []message {
 				msg.Parts = append(msg.Parts, textPart(c.text))
 			}
 		}
-		for _, tn := range sortedKeys(im.toolCalls) {
-			tc := im.toolCalls[tn]
+		for ti := range im.toolCalls.sorted() {
+			tc := &im.toolCalls.s[ti].v
 			msg.Parts = append(msg.Parts, msgPart{Type: "tool_call", ID: tc.id, Name: tc.name, Arguments: rawJSON(tc.args)})
 		}
 		if msg.Parts == nil {
@@ -293,9 +275,9 @@ func (a *indexedAcc) messages(dir direction) []message {
 }
 
 func (a *indexedAcc) toolDefs() []toolDef {
-	out := make([]toolDef, 0, len(a.tools))
-	for _, n := range sortedKeys(a.tools) {
-		t := a.tools[n]
+	out := make([]toolDef, 0, len(a.tools.s))
+	for i := range a.tools.sorted() {
+		t := &a.tools.s[i].v
 		if t.schema != "" {
 			if d, ok := toolDefFromJSON(t.schema); ok {
 				out = append(out, d)
@@ -312,23 +294,38 @@ func (a *indexedAcc) toolDefs() []toolDef {
 }
 
 func toolDefFromJSON(s string) (toolDef, bool) {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
+	var d toolDef
+	var fn rawValue
+	var params, schema rawValue
+	ok := scanObject(s, func(k string, v any) {
+		switch k {
+		case "name":
+			d.Name, _ = v.(string)
+		case "description":
+			d.Description, _ = v.(string)
+		case "parameters":
+			params, _ = v.(rawValue)
+		case "inputSchema":
+			schema, _ = v.(rawValue)
+		case "function":
+			fn, _ = v.(rawValue)
+		}
+	})
+	if !ok {
 		return toolDef{}, false
 	}
-	if f, ok := m["function"].(map[string]any); ok {
-		m = f
+	if fn != "" {
+		return toolDefFromJSON(string(fn))
 	}
-	name, _ := m["name"].(string)
-	if name == "" {
+	if d.Name == "" {
 		return toolDef{}, false
 	}
-	desc, _ := m["description"].(string)
-	d := toolDef{Type: "function", Name: name, Description: desc}
-	if p, ok := m["parameters"]; ok {
-		d.Parameters = rawAny(p)
-	} else if p, ok := m["inputSchema"]; ok {
-		d.Parameters = rawAny(p)
+	d.Type = "function"
+	if params == "" {
+		params = schema
+	}
+	if params != "" {
+		d.Parameters = json.RawMessage(params)
 	}
 	return d, true
 }
@@ -543,7 +540,9 @@ func toolCallsFromJSON(s string) ([]msgPart, bool) {
 // msgBuilder collects the message sources found on one item.
 type msgBuilder struct {
 	indexed []*indexedAcc
+	free    []*indexedAcc // accumulators kept for the next item
 	exact   []exactMsg
+	buf     []byte // JSON output buffer, reused
 }
 
 type exactMsg struct {
@@ -553,6 +552,13 @@ type exactMsg struct {
 }
 
 func (b *msgBuilder) reset() {
+	for _, a := range b.indexed {
+		clear(a.msgs.s)
+		clear(a.tools.s)
+		clear(a.keys)
+		a.msgs.s, a.tools.s, a.keys, a.src = a.msgs.s[:0], a.tools.s[:0], a.keys[:0], nil
+		b.free = append(b.free, a)
+	}
 	b.indexed = b.indexed[:0]
 	b.exact = b.exact[:0]
 }
@@ -568,7 +574,12 @@ func (b *msgBuilder) addIndexed(src *msgSource, key, value string) bool {
 		}
 	}
 	if acc == nil {
-		acc = &indexedAcc{src: src}
+		if n := len(b.free); n > 0 {
+			acc, b.free = b.free[n-1], b.free[:n-1]
+			acc.src = src
+		} else {
+			acc = &indexedAcc{src: src}
+		}
 		b.indexed = append(b.indexed, acc)
 	}
 	if !acc.add(key, value) {
@@ -686,14 +697,18 @@ func (b *msgBuilder) build(finish []string, mapFinish func(string) string) built
 			res.inputKeys = append(res.inputKeys, e.key)
 		}
 	}
+	buf := b.buf[:0]
 	if len(in) > 0 {
-		res.input = marshalJSON(in)
+		buf = appendMessages(buf[:0], in)
+		res.input = string(buf)
 	}
 	if len(sys) > 0 {
-		res.system = marshalJSON(sys)
+		buf = appendParts(buf[:0], sys)
+		res.system = string(buf)
 	}
 	if len(tools) > 0 {
-		res.tools = marshalJSON(tools)
+		buf = appendToolDefs(buf[:0], tools)
+		res.tools = string(buf)
 	}
 	if len(out) > 0 {
 		// finish_reason is required on output messages: the message's own,
@@ -719,7 +734,9 @@ func (b *msgBuilder) build(finish []string, mapFinish func(string) string) built
 				m.FinishReason = &f
 			}
 		}
-		res.output = marshalJSON(out)
+		buf = appendMessages(buf[:0], out)
+		res.output = string(buf)
 	}
+	b.buf = buf
 	return res
 }

@@ -63,10 +63,13 @@ func isInference(op string) bool {
 
 // pendingWrite is one target value found on an item.
 type pendingWrite struct {
+	tid      int // interned target
+	dialect  int
 	target   string
 	v        val
 	priority int
 	alt      string // target when the winner of target disagrees
+	altID    int
 	src      string // foreign key, "" for derived values
 	srcKeys  []string
 }
@@ -79,6 +82,8 @@ type scratch struct {
 	conflicts []string
 	skip      []string
 	force     []string // originals removed whatever remove_originals says (content policy)
+	best      []int32  // per target id: index of the winning write, -1 none
+	touched   []int
 	msgs      msgBuilder
 	events    []any
 }
@@ -90,6 +95,10 @@ func (s *scratch) reset() {
 	s.conflicts = s.conflicts[:0]
 	s.skip = s.skip[:0]
 	s.force = s.force[:0]
+	for _, id := range s.touched {
+		s.best[id] = -1
+	}
+	s.touched = s.touched[:0]
 	s.msgs.reset()
 	s.events = s.events[:0]
 }
@@ -107,6 +116,7 @@ type item struct {
 
 // scan is what the first, read-only pass learns about an item.
 type scan struct {
+	present    [maxTargetIDs / 64]uint64 // official names on the item
 	score      [32]int
 	foreign    int // keys with a table entry or under a dialect namespace
 	events     int
@@ -139,7 +149,13 @@ func newNormalizer(cfg *Config) (*normalizer, error) {
 	for _, e := range cfg.Derive.FirstChunkEvents {
 		n.firstEv[e] = true
 	}
-	n.pool.New = func() any { return &scratch{remove: map[string]struct{}{}} }
+	n.pool.New = func() any {
+		s := &scratch{remove: map[string]struct{}{}, best: make([]int32, len(t.names))}
+		for i := range s.best {
+			s.best[i] = -1
+		}
+		return s
+	}
 	return n, nil
 }
 
@@ -162,6 +178,7 @@ func (n *normalizer) scanItem(it *item, sc *scan) {
 		}
 		if seg == "gen_ai" {
 			if oi, ok := t.official[k]; ok {
+				sc.present[oi.id>>6] |= 1 << (oi.id & 63)
 				sc.content |= 1 << oi.content
 				switch k {
 				case attrOperationName:
@@ -250,7 +267,7 @@ func (n *normalizer) process(it *item, st *batchStats) {
 	defer n.pool.Put(s)
 	s.reset()
 	d := n.detect(&sc)
-	changed := n.mapAttributes(it, d, s, st)
+	changed := n.mapAttributes(it, d, s, st, &sc)
 	if it.isSpan && n.finishSpan(it, d, s) {
 		changed = true
 	}
@@ -280,7 +297,7 @@ func (n *normalizer) processEventAttrs(it *item, st *batchStats) {
 	defer n.pool.Put(s)
 	s.reset()
 	it.noAnnotate = true
-	n.mapAttributes(it, n.detect(&sc), s, st)
+	n.mapAttributes(it, n.detect(&sc), s, st, &sc)
 	n.policy.apply(it.attrs, st)
 }
 
@@ -332,13 +349,13 @@ func (s *scratch) skipped(k string) bool {
 
 // mapAttributes is the second pass: it collects target values, resolves
 // priorities and conflicts, writes them and removes consumed originals.
-func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats) bool {
+func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, sc *scan) bool {
 	t := n.t
 	op := n.operation(it, d)
 	_, hadOp := it.attrs.Get(attrOperationName)
 	wrapper := n.isWrapper(it, d)
 	if op != "" && !hadOp && !wrapper {
-		s.writes = append(s.writes, pendingWrite{target: attrOperationName, v: val{s: op}, priority: 0})
+		s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrOperationName), dialect: d, target: attrOperationName, v: val{s: op}, priority: 0})
 	} else if hadOp {
 		if fixed, ok := t.values["operation"][lowerASCII(op)]; ok && fixed != op {
 			it.attrs.PutStr(attrOperationName, fixed)
@@ -352,7 +369,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats) 
 		b, okB := it.attrs.Get(dl.pairAttrs[1])
 		if okA && okB {
 			if p, ok := dl.pairValues[lowerASCII(a.AsString())+"/"+lowerASCII(b.AsString())]; ok {
-				s.writes = append(s.writes, pendingWrite{target: attrProviderName, v: val{s: p}, priority: 0, srcKeys: []string{dl.pairAttrs[0], dl.pairAttrs[1]}})
+				s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrProviderName), dialect: d, target: attrProviderName, v: val{s: p}, priority: 0, srcKeys: []string{dl.pairAttrs[0], dl.pairAttrs[1]}})
 				s.skip = append(s.skip, dl.pairAttrs[0], dl.pairAttrs[1])
 			}
 		}
@@ -395,7 +412,11 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats) 
 					st.attr(r.dialect, attrInvalid)
 					return true
 				}
-				s.writes = append(s.writes, pendingWrite{target: target, v: cv, priority: r.priority, src: k, alt: r.alt})
+				tid := r.toID
+				if r.on != nil {
+					tid = t.targetID(target)
+				}
+				s.writes = append(s.writes, pendingWrite{tid: tid, dialect: r.dialect, target: target, v: cv, priority: r.priority, src: k, alt: r.alt, altID: r.altID})
 			case ki.json != nil:
 				n.mapJSON(ki.json, k, v, it, s, st)
 			case ki.msg != nil:
@@ -457,10 +478,11 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats) 
 		for i := range s.writes {
 			if strings.HasPrefix(s.writes[i].target, attrUsagePrefix) {
 				s.writes[i].target = attrRollupPrefix + strings.TrimPrefix(s.writes[i].target, attrUsagePrefix)
+				s.writes[i].tid = t.targetID(s.writes[i].target)
 			}
 		}
 	}
-	changed := n.applyWrites(it, s, st)
+	changed := n.applyWrites(it, s, st, sc)
 	for _, r := range totals {
 		n.checkTotal(it, r, s, st)
 	}
@@ -510,37 +532,46 @@ func (n *normalizer) consume(s *scratch, keys ...string) {
 // mapJSON parses a JSON attribute (llm.invocation_parameters, ...) into its
 // fields' targets. Unknown fields keep the attribute and are reported.
 func (n *normalizer) mapJSON(jr *jsonRule, k string, v pcommon.Value, it *item, s *scratch, st *batchStats) {
-	var fields map[string]any
-	var err error
-	switch v.Type() {
-	case pcommon.ValueTypeMap:
-		fields = v.Map().AsRaw()
-	default:
-		dec := json.NewDecoder(strings.NewReader(v.AsString()))
-		dec.UseNumber()
-		err = dec.Decode(&fields)
-	}
-	if err != nil {
-		s.unmapped = append(s.unmapped, k)
-		st.attr(jr.dialect, attrInvalid)
-		return
-	}
 	complete := true
-	for f, x := range fields {
+	field := func(f string, x any) {
 		r, ok := jr.fields[f]
 		if !ok || r.ignore {
 			complete = complete && ok
-			continue
+			return
 		}
-		if num, isNum := x.(json.Number); isNum {
-			x = string(num)
+		switch t := x.(type) {
+		case json.Number:
+			x = string(t)
+		case rawValue:
+			var arr []any
+			if json.Unmarshal([]byte(t), &arr) != nil {
+				complete = false
+				return
+			}
+			x = arr
 		}
 		cv, ok := r.convert(x, it.start)
 		if !ok {
 			complete = false
-			continue
+			return
 		}
-		s.writes = append(s.writes, pendingWrite{target: r.to, v: cv, priority: r.priority, src: k})
+		s.writes = append(s.writes, pendingWrite{tid: r.toID, dialect: jr.dialect, target: r.to, v: cv, priority: r.priority, src: k, altID: -1})
+	}
+	ok := true
+	before := len(s.writes)
+	if v.Type() == pcommon.ValueTypeMap {
+		for f, x := range v.Map().AsRaw() {
+			field(f, x)
+		}
+	} else {
+		ok = scanObject(v.AsString(), field)
+	}
+	if !ok {
+		s.writes = s.writes[:before] // nothing from a malformed value
+		s.unmapped = append(s.unmapped, k)
+		st.attr(jr.dialect, attrInvalid)
+		s.skip = append(s.skip, k)
+		return
 	}
 	if !complete {
 		// Some fields have no GenAI equivalent: the attribute stays.
@@ -551,59 +582,74 @@ func (n *normalizer) mapJSON(jr *jsonRule, k string, v pcommon.Value, it *item, 
 }
 
 // applyWrites resolves the pending writes: per target, the lowest priority
-// wins; an official value already on the item wins unless overwrite is set.
-func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats) bool {
-	sort.SliceStable(s.writes, func(i, j int) bool {
-		if s.writes[i].target != s.writes[j].target {
-			return s.writes[i].target < s.writes[j].target
-		}
-		return s.writes[i].priority < s.writes[j].priority
-	})
-	changed := false
-	var winner *pendingWrite
+// wins (the first on ties); an official value already on the item wins
+// unless overwrite is set. Losers that carry the same value are consumed,
+// others go to their alternative target or are kept as conflicts.
+func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan) bool {
 	for i := range s.writes {
 		w := &s.writes[i]
-		dl := n.dialectOfKey(w.src)
-		if winner != nil && winner.target == w.target {
-			// A lower-priority source of the same fact.
-			switch {
-			case w.v.equal(valueOf(it.attrs, w.target)):
-				n.consumeWrite(s, w)
-				st.attr(dl, attrMapped)
-			case w.alt != "" && !hasKey(it.attrs, w.alt):
-				w.v.put(it.attrs, w.alt)
-				n.consumeWrite(s, w)
-				st.attr(dl, attrMapped)
-				changed = true
-			default:
-				n.conflict(s, w, st, dl)
-			}
+		if w.tid < 0 {
 			continue
 		}
-		winner = w
-		if existing, ok := it.attrs.Get(w.target); ok && !n.cfg.Overwrite {
-			switch {
-			case w.v.equal(existing):
-				n.consumeWrite(s, w)
-				st.attr(dl, attrMapped)
-			case w.alt != "" && !hasKey(it.attrs, w.alt):
-				w.v.put(it.attrs, w.alt)
-				n.consumeWrite(s, w)
-				st.attr(dl, attrMapped)
-				changed = true
-			default:
-				n.conflict(s, w, st, dl)
-			}
+		b := s.best[w.tid]
+		if b < 0 {
+			s.touched = append(s.touched, w.tid)
+			s.best[w.tid] = int32(i)
+		} else if w.priority < s.writes[b].priority {
+			s.best[w.tid] = int32(i)
+		}
+	}
+	changed := false
+	// Winners first, so that losers compare with the value that stays.
+	for i := range s.writes {
+		w := &s.writes[i]
+		if w.tid >= 0 && s.best[w.tid] != int32(i) {
+			continue
+		}
+		existing, ok := n.lookup(it.attrs, w.tid, w.target, sc)
+		if ok && !n.cfg.Overwrite {
+			n.settle(it, s, st, w, existing, &changed)
 			continue
 		}
 		w.v.put(it.attrs, w.target)
 		n.consumeWrite(s, w)
-		if w.src != "" {
-			st.attr(dl, attrMapped)
+		if w.src != "" || len(w.srcKeys) > 0 {
+			st.attr(w.dialect, attrMapped)
 		}
 		changed = true
 	}
+	for i := range s.writes {
+		w := &s.writes[i]
+		if w.tid < 0 || s.best[w.tid] == int32(i) {
+			continue
+		}
+		n.settle(it, s, st, w, valueOf(it.attrs, w.target), &changed)
+	}
 	return changed
+}
+
+// lookup finds an attribute, using the scan's presence bits for official names.
+func (n *normalizer) lookup(m pcommon.Map, tid int, name string, sc *scan) (pcommon.Value, bool) {
+	if tid >= 0 && tid < n.t.nTracked && sc.present[tid>>6]&(1<<(tid&63)) == 0 {
+		return pcommon.Value{}, false
+	}
+	return m.Get(name)
+}
+
+// settle handles a write whose target already holds a value.
+func (n *normalizer) settle(it *item, s *scratch, st *batchStats, w *pendingWrite, existing pcommon.Value, changed *bool) {
+	switch {
+	case w.v.equal(existing):
+		n.consumeWrite(s, w)
+		st.attr(w.dialect, attrMapped)
+	case w.alt != "" && !hasKey(it.attrs, w.alt):
+		w.v.put(it.attrs, w.alt)
+		n.consumeWrite(s, w)
+		st.attr(w.dialect, attrMapped)
+		*changed = true
+	default:
+		n.conflict(s, w, st, w.dialect)
+	}
 }
 
 func hasKey(m pcommon.Map, k string) bool {

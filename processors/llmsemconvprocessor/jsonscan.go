@@ -1,0 +1,195 @@
+package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor"
+
+import (
+	"encoding/json"
+)
+
+// scanObject walks the members of a JSON object without building a map:
+// fn gets each key and its value as a Go value for scalars (string, float64
+// as string via json.Number, bool, nil) or as the raw JSON text of nested
+// objects and arrays. It returns false on malformed input.
+func scanObject(s string, fn func(key string, value any)) bool {
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return false
+	}
+	i = skipSpace(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		return skipSpace(s, i+1) == len(s)
+	}
+	for {
+		if i >= len(s) || s[i] != '"' {
+			return false
+		}
+		key, next, ok := scanString(s, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(s, next)
+		if i >= len(s) || s[i] != ':' {
+			return false
+		}
+		i = skipSpace(s, i+1)
+		end, ok := skipValue(s, i)
+		if !ok {
+			return false
+		}
+		raw := s[i:end]
+		var v any
+		switch raw[0] {
+		case '"':
+			str, _, ok := scanString(s, i)
+			if !ok {
+				return false
+			}
+			v = str
+		case 't':
+			v = true
+		case 'f':
+			v = false
+		case 'n':
+			v = nil
+		case '{', '[':
+			v = rawValue(raw)
+		default:
+			v = json.Number(raw)
+		}
+		fn(key, v)
+		i = skipSpace(s, end)
+		if i >= len(s) {
+			return false
+		}
+		if s[i] == '}' {
+			return skipSpace(s, i+1) == len(s)
+		}
+		if s[i] != ',' {
+			return false
+		}
+		i = skipSpace(s, i+1)
+	}
+}
+
+// rawValue is nested JSON text handed to a rule: arrays are decoded (for
+// string_array targets), objects stay text.
+type rawValue string
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString reads the JSON string starting at s[i] == '"'.
+func scanString(s string, i int) (string, int, bool) {
+	j := i + 1
+	escaped := false
+	for j < len(s) {
+		switch s[j] {
+		case '\\':
+			escaped = true
+			j += 2
+			continue
+		case '"':
+			if !escaped {
+				return s[i+1 : j], j + 1, true
+			}
+			var u string
+			if json.Unmarshal([]byte(s[i:j+1]), &u) != nil {
+				return "", 0, false
+			}
+			return u, j + 1, true
+		}
+		if s[j] < 0x20 {
+			return "", 0, false // control characters must be escaped
+		}
+		j++
+	}
+	return "", 0, false
+}
+
+// skipValue returns the end of the JSON value starting at s[i].
+func skipValue(s string, i int) (int, bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	switch s[i] {
+	case '"':
+		_, end, ok := scanString(s, i)
+		return end, ok
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				_, end, ok := scanString(s, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					if !json.Valid([]byte(s[i : j+1])) {
+						return 0, false
+					}
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' && s[j] != '\t' && s[j] != '\r' {
+		j++
+	}
+	lit := s[i:j]
+	switch lit {
+	case "true", "false", "null":
+		return j, true
+	}
+	if !isJSONNumber(lit) {
+		return 0, false
+	}
+	return j, true
+}
+
+// isJSONNumber checks the JSON number grammar: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
