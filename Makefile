@@ -13,13 +13,18 @@ OCB         := $(TOOLS_DIR)/ocb-$(OCB_VERSION)
 DIST_DIR    := cmd/otelcol-llm
 BIN         := $(DIST_DIR)/otelcol-llm
 IMAGE       ?= otelcol-llm:$(VERSION)
+HELM_VERSION := v3.22.0
+HELM        := $(TOOLS_DIR)/helm-$(HELM_VERSION)
+# Debian packages that tests need as real servers or tools; installed with
+# apt-get when missing (sudo when not root).
+SUDO        := $(if $(filter 0,$(shell id -u)),,sudo)
 
-# Everything that ends up in the binary: our Go packages (not tests), the files
-# they embed, the builder manifest and the module files. The generated module
-# and the tools folder are not inputs.
-SOURCES := $(shell find . \( -path ./$(DIST_DIR) -o -path ./.tools -o -path ./.git -o -name testdata \) -prune -o \
-             -type f \( -name '*.go' -o -name '*.yaml' -o -name '*.tmpl' -o -name '*.json' \) -not -name '*_test.go' -print) \
-           $(wildcard testdata/configs/*.yaml)
+# Everything that ends up in the binary: the component and shared packages
+# (code and embedded files, not tests, docs or test data), the root package,
+# the shipped configs, the builder manifest and the module files.
+SRC_DIRS := receivers processors connectors exporters providers internal
+SOURCES  := $(shell find $(SRC_DIRS) -name testdata -prune -o -type f -not -name '*_test.go' -not -name '*.md' -print 2>/dev/null) \
+            $(wildcard *.go) $(wildcard testdata/configs/*.yaml) builder-config.yaml go.mod go.sum
 
 # Listeners of the default configuration. `make run` passes them to the
 # collector and prints them, so the banner and the config cannot disagree.
@@ -34,20 +39,30 @@ export OTELCOL_LLM_LISTEN_HOST OTELCOL_LLM_OTLP_GRPC_PORT OTELCOL_LLM_OTLP_HTTP_
 # cmd/otelcol-llm is a separate module and `./...` does not descend into it.
 E2E_PKG := ./test/e2e/...
 
-.PHONY: tools build run test lint vet fmt unit e2e bench docker clean distclean
+.PHONY: tools build run test lint vet fmt unit e2e deploy-test chart-test rules-test prometheus bench docker clean distclean
 
-## tools: install the pinned ocb into .tools/
-tools: $(OCB)
+## tools: install the pinned ocb and helm into .tools/
+tools: $(OCB) $(HELM)
 
 $(OCB):
 	mkdir -p $(TOOLS_DIR)
 	GOBIN=$(TOOLS_DIR) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
 	mv $(TOOLS_DIR)/builder $@
 
+$(HELM):
+	mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(TOOLS_DIR)/helm $@
+
+## prometheus: install Prometheus and promtool from Debian's packages when missing
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; }
+
 ## build: generate cmd/otelcol-llm with ocb and compile the otelcol-llm binary (skipped when nothing changed)
 build: $(BIN)
 
-$(BIN): $(OCB) $(SOURCES) go.mod go.sum
+$(BIN): $(OCB) $(SOURCES)
 	mkdir -p cmd
 	flock $(TOOLS_DIR)/build.lock $(OCB) --config builder-config.yaml > $(TOOLS_DIR)/build.log 2>&1 \
 	  || { tail -n 40 $(TOOLS_DIR)/build.log; exit 1; }
@@ -64,8 +79,8 @@ run: build
 	@echo "  stop with Ctrl-C"
 	exec ./$(BIN) --config builtin:default
 
-## test: lint, unit tests with -race, then end-to-end tests against the built binary
-test: lint unit e2e
+## test: lint, unit tests with -race, end-to-end tests against the built binary, deployment checks
+test: lint unit e2e deploy-test
 
 fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '^$(DIST_DIR)/')
@@ -77,12 +92,24 @@ lint: vet
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e $(E2E_PKG)
+	cd deploy/helm/test && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
 
-e2e: build
-	OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -timeout 20m $(E2E_PKG)
+e2e: build prometheus
+	OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) PROMETHEUS=$$(command -v prometheus) \
+	  $(GO) test -tags e2e -count=1 -timeout 20m $(E2E_PKG)
+
+## deploy-test: the Helm chart and the Prometheus rules, checked without a cluster
+deploy-test: chart-test rules-test
+
+chart-test: $(HELM) build
+	cd deploy/helm/test && HELM=$(HELM) OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
+
+rules-test: prometheus
+	promtool check rules deploy/prometheus/rules.yaml
+	cd deploy/prometheus && promtool test rules rules_test.yaml
 
 ## bench: run every benchmark of the root module
 bench:
