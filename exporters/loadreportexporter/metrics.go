@@ -284,11 +284,8 @@ func (s *state) histogramPoint(role, name string, res, attrs pcommon.Map, start,
 	default:
 		return pointWrongType
 	}
-	if role == roleE2E {
-		// Only model calls count as requests (as for spans).
-		if op := firstAttr([]string{genai.AttrOperationName}, attrs); op != "" && !modelCalls[op] {
-			return pointNotUsed
-		}
+	if !modelCallPoint(attrs) {
+		return pointNotUsed
 	}
 	label := ""
 	if role == roleTokenUsage {
@@ -318,6 +315,14 @@ func (s *state) histogramPoint(role, name string, res, attrs pcommon.Map, start,
 	}
 	st.last = max(st.last, ts)
 	return pointUsed
+}
+
+// modelCallPoint reports whether a GenAI data point is about model calls:
+// points of tool, agent, retrieval or rerank operations are not requests to
+// a model endpoint (as for spans). Points without an operation are kept.
+func modelCallPoint(attrs pcommon.Map) bool {
+	op := firstAttr([]string{genai.AttrOperationName}, attrs)
+	return op == "" || modelCalls[op]
 }
 
 func sameBounds(a, b []bucket) bool {
@@ -358,6 +363,12 @@ func (s *state) numberPoint(role, name string, res pcommon.Map, dp pmetric.Numbe
 		return pointUsed
 	case roleE2E, roleTTFT, roleTPOT, roleTokenUsage:
 		return pointWrongType
+	}
+	switch role {
+	case roleRequests, roleOutputTokens, roleGoodput, roleConcurrency:
+		if !modelCallPoint(attrs) {
+			return pointNotUsed
+		}
 	}
 	label := ""
 	switch role {

@@ -205,3 +205,42 @@ func TestBadSpansAreCounted(t *testing.T) {
 	assert.Equal(t, map[string]int64{spanServer: 1, spanBadTimestamps: 1, spanRequest: 1}, out)
 	assert.EqualValues(t, 1, st.tel.ignored[[2]string{genai.AttrTimeToFirstChunk, ignoredTTFTOutside}])
 }
+
+// TestSpansWinOverMetrics: GenAI metrics of a target and model that spans
+// also describe (llm_metrics output in the same pipeline) do not add a row;
+// metrics of a target no span came from do.
+func TestSpansWinOverMetrics(t *testing.T) {
+	st := newTestState(testConfig(t))
+	st.consumeTraces(knownRun())
+	st.consumeMetrics(genaiMetrics(pmetric.AggregationTemporalityCumulative, 1, 50*time.Second))
+	r := st.build(true)
+	assert.Equal(t, "spans+metrics", r.Run.Source)
+	require.Len(t, r.Rows, 3)
+	assert.Equal(t, "metrics", r.Rows[2].Source)
+	assert.Equal(t, "vllm:8000", r.Rows[2].Target)
+
+	st = newTestState(testConfig(t))
+	td := knownRun()
+	st.consumeTraces(td)
+	md := genaiMetrics(pmetric.AggregationTemporalityCumulative, 1, 50*time.Second)
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		var attrs []pcommon.Map
+		switch m.Type() {
+		case pmetric.MetricTypeHistogram:
+			attrs = append(attrs, m.Histogram().DataPoints().At(0).Attributes())
+		case pmetric.MetricTypeSum:
+			attrs = append(attrs, m.Sum().DataPoints().At(0).Attributes())
+		}
+		for _, a := range attrs {
+			a.PutStr("server.address", "vllm-a")
+			a.PutStr("gen_ai.request.model", "llama-3.1-8b")
+		}
+	}
+	st.consumeMetrics(md)
+	r = st.build(true)
+	assert.Equal(t, "spans", r.Run.Source)
+	assert.Len(t, r.Rows, 2)
+	assert.EqualValues(t, 50, r.Total.Requests)
+}

@@ -247,28 +247,30 @@ func (s *state) build(final bool) *Report {
 	}
 	metricRows, metricTotal := s.metricRows()
 	fromSpans := total.requests > 0
-	source := "none"
-	switch {
-	case fromSpans && len(metricRows) > 0:
-		source = "spans+metrics"
-	case fromSpans:
-		source = "spans"
-	case len(metricRows) > 0:
-		source = "metrics"
-	}
-	r.Run.Source = source
+	r.Run.Source = "none"
 	var totalRow Row
 	if fromSpans {
+		r.Run.Source = "spans"
 		totalRow = s.rowOf(total, "spans")
-		// Rows only the metrics know (no span of theirs arrived) are added.
+		// Rows only the metrics know are added: a target and model no span
+		// arrived for. (GenAI metrics usually lack the scenario, so a metric
+		// row matches span rows by target and model.)
+		withSpans := map[[2]string]bool{}
+		for k := range s.groups {
+			withSpans[[2]string{k.Target, k.Model}] = true
+		}
 		for _, mr := range metricRows {
-			if _, ok := s.groups[groupKey{mr.Target, mr.Model, mr.Scenario}]; !ok {
+			if !withSpans[[2]string{mr.Target, mr.Model}] {
 				r.Rows = append(r.Rows, mr)
+				r.Run.Source = "spans+metrics"
 			}
 		}
 	} else {
 		r.Rows = append(r.Rows, metricRows...)
 		totalRow = metricTotal
+		if len(metricRows) > 0 {
+			r.Run.Source = "metrics"
+		}
 	}
 	totalRow.Target, totalRow.Model, totalRow.Scenario = "all", "all", "all"
 	if fromSpans && total.first < total.last {
