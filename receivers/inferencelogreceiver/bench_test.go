@@ -1,0 +1,130 @@
+package inferencelogreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+)
+
+// The benchmarks read the same vLLM log (the sample file repeated to
+// benchLines lines) with the inference_log vllm preset and, as the anchor,
+// with the filelog receiver running a single regex_parser for the vLLM line
+// header: the cost of the preset's routing, message parsing, typing and
+// metric derivation over plain header parsing. Run both in one go:
+//
+//	go test -run '^$' -bench 'BenchmarkVLLMLog' -benchtime 5x ./receivers/inferencelogreceiver/
+const benchLines = 50_000
+
+func benchFile(b *testing.B) string {
+	b.Helper()
+	sample, err := os.ReadFile(testdataPath("logs", "vllm.log"))
+	require.NoError(b, err)
+	lines := strings.SplitAfter(strings.TrimSpace(string(sample)), "\n")
+	var sb strings.Builder
+	for i := 0; i < benchLines; i++ {
+		l := lines[i%len(lines)]
+		sb.WriteString(strings.TrimSuffix(l, "\n"))
+		sb.WriteByte('\n')
+	}
+	path := filepath.Join(b.TempDir(), "vllm.log")
+	require.NoError(b, os.WriteFile(path, []byte(sb.String()), 0o600))
+	return path
+}
+
+type countingLogs struct{ n atomic.Int64 }
+
+func (c *countingLogs) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (c *countingLogs) ConsumeLogs(_ context.Context, ld plog.Logs) error {
+	c.n.Add(int64(ld.LogRecordCount()))
+	return nil
+}
+
+type countingMetrics struct{ n atomic.Int64 }
+
+func (c *countingMetrics) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (c *countingMetrics) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
+	c.n.Add(int64(md.DataPointCount()))
+	return nil
+}
+
+// runBench starts receivers made by start on the file and waits until all
+// lines came out, b.N times.
+func runBench(b *testing.B, start func(*countingLogs) []component.Component) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		sink := &countingLogs{}
+		comps := start(sink)
+		for _, c := range comps {
+			require.NoError(b, c.Start(context.Background(), componenttest.NewNopHost()))
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for sink.n.Load() < benchLines && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		require.Equal(b, int64(benchLines), sink.n.Load())
+		for _, c := range comps {
+			require.NoError(b, c.Shutdown(context.Background()))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchLines), "ns/line")
+}
+
+func BenchmarkVLLMLogInferenceLog(b *testing.B) {
+	path := benchFile(b)
+	set := receivertest.NewNopSettings(NewFactory().Type())
+	runBench(b, func(sink *countingLogs) []component.Component {
+		cfg := testConfig("vllm", path)
+		cfg.InputConfig.PollInterval = time.Millisecond
+		f := NewFactory()
+		lr, err := f.CreateLogs(context.Background(), set, cfg, sink)
+		require.NoError(b, err)
+		mr, err := f.CreateMetrics(context.Background(), set, cfg, &countingMetrics{})
+		require.NoError(b, err)
+		return []component.Component{lr, mr}
+	})
+}
+
+func BenchmarkVLLMLogFilelogHeaderOnly(b *testing.B) {
+	path := benchFile(b)
+	f := filelogreceiver.NewFactory()
+	set := receivertest.NewNopSettings(f.Type())
+	runBench(b, func(sink *countingLogs) []component.Component {
+		cfg := f.CreateDefaultConfig()
+		conf := confmap.NewFromStringMap(map[string]any{
+			"include":       []any{path},
+			"start_at":      "beginning",
+			"poll_interval": "1ms",
+			"operators": []any{map[string]any{
+				"type":     "regex_parser",
+				"on_error": "send_quiet",
+				"regex":    `^(?:\((?P<process>[^ )]+) pid=(?P<pid>\d+)\) )?(?P<level>[A-Z]+) (?P<time>\d{2}-\d{2} \d{2}:\d{2}:\d{2}) \[?(?P<code_file>[^:\] ]+):(?P<code_line>\d+)\] (?P<message>(?s:.*))$`,
+				"timestamp": map[string]any{
+					"parse_from": "attributes.time", "layout_type": "strptime", "layout": "%m-%d %H:%M:%S", "location": "UTC",
+				},
+				"severity": map[string]any{"parse_from": "attributes.level"},
+			}},
+		})
+		require.NoError(b, conf.Unmarshal(cfg))
+		var lr receiver.Logs
+		lr, err := f.CreateLogs(context.Background(), set, cfg, sink)
+		require.NoError(b, err)
+		return []component.Component{lr}
+	})
+}

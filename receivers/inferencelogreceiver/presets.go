@@ -1,0 +1,149 @@
+package inferencelogreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver"
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"go.opentelemetry.io/collector/confmap"
+	"go.yaml.in/yaml/v3"
+)
+
+// The presets are data: one YAML file per inference server, holding the stanza
+// operators that parse its lines and the table of captured fields (their final
+// attribute names, types, and the metrics derived from them).
+//
+//go:embed presets/*.yaml
+var presetFiles embed.FS
+
+// presetNone runs only the user's operators, like the filelog receiver.
+const presetNone = "none"
+
+// presetNames lists the presets in the order the documentation uses.
+var presetNames = []string{"vllm", "tgi", "sglang", "ollama", "llamacpp"}
+
+// Attribute names the receiver itself writes.
+const (
+	attrParseError = "inference_log.parse_error"
+	attrServer     = "inference.server"
+	attrFileName   = "log.file.name"
+)
+
+// fieldsOperatorID is the operator every preset branch outputs to; it renames
+// and types the captured fields before any user operator runs.
+const fieldsOperatorID = "inference_log_fields"
+
+type presetSpec struct {
+	Name        string           `yaml:"name"`
+	Description string           `yaml:"description"`
+	Operators   []map[string]any `yaml:"operators"`
+	Fields      []fieldSpec      `yaml:"fields"`
+}
+
+// fieldSpec maps one capture of the preset's parsers to its final attribute.
+type fieldSpec struct {
+	Capture   string `yaml:"capture"`
+	Attribute string `yaml:"attribute"`
+	// Type is string (default), lower (lower-cased string), int, double, or
+	// duration (a Go/Rust duration string converted to seconds).
+	Type string `yaml:"type"`
+	// Divisor converts units, e.g. 100 turns a logged percentage into the
+	// ratio the server exposes on /metrics.
+	Divisor float64 `yaml:"divisor"`
+	Drop    bool    `yaml:"drop"`
+	// MetricAttribute copies the attribute onto the metric points derived
+	// from the same record (e.g. the engine index).
+	MetricAttribute bool        `yaml:"metric_attribute"`
+	Metric          *metricSpec `yaml:"metric"`
+}
+
+type metricSpec struct {
+	Name        string `yaml:"name"`
+	Unit        string `yaml:"unit"`
+	Description string `yaml:"description"`
+	// Monotonic makes the metric a cumulative monotonic sum (the server logs a
+	// running total); otherwise it is a gauge.
+	Monotonic bool `yaml:"monotonic"`
+}
+
+var fieldTypes = []string{"string", "lower", "int", "double", "duration"}
+
+// preset is a loaded preset: its operators ready for the stanza pipeline and
+// its field table.
+type preset struct {
+	name      string
+	operators []operator.Config
+	fields    map[string]*fieldSpec
+	metrics   []*fieldSpec
+}
+
+type presetParams struct {
+	Location string
+}
+
+// loadPreset reads the named preset, fills in its parameters and decodes its
+// operators through stanza's own registry, exactly as user operators are.
+func loadPreset(name string, params presetParams) (*preset, error) {
+	raw, err := presetFiles.ReadFile("presets/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("preset %q: %w", name, err)
+	}
+	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("preset %q: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err = tmpl.Execute(&buf, params); err != nil {
+		return nil, fmt.Errorf("preset %q: %w", name, err)
+	}
+	var spec presetSpec
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	if err = dec.Decode(&spec); err != nil {
+		return nil, fmt.Errorf("preset %q: %w", name, err)
+	}
+	if spec.Name != name {
+		return nil, fmt.Errorf("preset file %q declares name %q", name, spec.Name)
+	}
+	p := &preset{name: name, fields: map[string]*fieldSpec{}}
+	var ops struct {
+		Operators []operator.Config `mapstructure:"operators"`
+	}
+	conf := confmap.NewFromStringMap(map[string]any{"operators": toAnySlice(spec.Operators)})
+	if err = conf.Unmarshal(&ops); err != nil {
+		return nil, fmt.Errorf("preset %q operators: %w", name, err)
+	}
+	p.operators = ops.Operators
+	for i := range spec.Fields {
+		f := &spec.Fields[i]
+		if f.Type == "" {
+			f.Type = "string"
+		}
+		if !slices.Contains(fieldTypes, f.Type) {
+			return nil, fmt.Errorf("preset %q field %q: type %q is not one of %s", name, f.Capture, f.Type, strings.Join(fieldTypes, ", "))
+		}
+		if !f.Drop && f.Attribute == "" {
+			return nil, fmt.Errorf("preset %q field %q: attribute is empty", name, f.Capture)
+		}
+		if _, dup := p.fields[f.Capture]; dup {
+			return nil, fmt.Errorf("preset %q: capture %q listed twice", name, f.Capture)
+		}
+		p.fields[f.Capture] = f
+		if f.Metric != nil {
+			p.metrics = append(p.metrics, f)
+		}
+	}
+	return p, nil
+}
+
+func toAnySlice(in []map[string]any) []any {
+	out := make([]any, len(in))
+	for i, m := range in {
+		out[i] = m
+	}
+	return out
+}

@@ -1,0 +1,218 @@
+package inferencelogreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver/internal/metadata"
+)
+
+// receivers shares one receiver between the logs and metrics pipelines that
+// name the same configuration, so each file is tailed once.
+var receivers = &registry{m: map[*Config]*inferenceLogReceiver{}}
+
+type registry struct {
+	mu sync.Mutex
+	m  map[*Config]*inferenceLogReceiver
+}
+
+func (g *registry) getOrCreate(set receiver.Settings, cfg *Config) (*inferenceLogReceiver, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.m[cfg]; ok {
+		return r, nil
+	}
+	r, err := newReceiver(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.release = func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		delete(g.m, cfg)
+	}
+	g.m[cfg] = r
+	return r, nil
+}
+
+type inferenceLogReceiver struct {
+	set     receiver.Settings
+	cfg     *Config
+	preset  *preset
+	pipe    *pipeline.DirectedPipeline
+	obs     *receiverhelper.ObsReport
+	tel     *telemetry
+	metrics *metricsBuilder
+	release func()
+
+	mu          sync.RWMutex
+	nextLogs    consumer.Logs
+	nextMetrics consumer.Metrics
+
+	lifecycle     sync.Mutex
+	started       bool
+	stopped       bool
+	storageClient storage.Client
+}
+
+func newReceiver(set receiver.Settings, cfg *Config) (*inferenceLogReceiver, error) {
+	r := &inferenceLogReceiver{set: set, cfg: cfg}
+	presetName := cfg.Preset
+	if presetName != presetNone {
+		p, err := loadPreset(presetName, presetParams{Location: cfg.Timezone})
+		if err != nil {
+			return nil, err
+		}
+		r.preset = p
+		r.metrics = newMetricsBuilder(p, cfg.Metrics.Namespace, time.Now(), set.BuildInfo.Version)
+	}
+	var err error
+	if r.tel, err = newTelemetry(set.TelemetrySettings, presetName); err != nil {
+		return nil, err
+	}
+	if r.obs, err = receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID:             set.ID,
+		Transport:              "file",
+		ReceiverCreateSettings: set,
+	}); err != nil {
+		return nil, err
+	}
+	ops := []operator.Config{operator.NewConfig(&cfg.InputConfig)}
+	if r.preset != nil {
+		ops = append(ops, r.preset.operators...)
+		ops = append(ops, newFieldsConfig(r.preset))
+	}
+	ops = append(ops, cfg.Operators...)
+	emitter := helper.NewBatchingLogEmitter(set.TelemetrySettings, r.consumeEntries)
+	if r.pipe, err = (pipeline.Config{Operators: ops, DefaultOutput: emitter}).Build(set.TelemetrySettings); err != nil {
+		return nil, fmt.Errorf("building the operator pipeline: %w", err)
+	}
+	return r, nil
+}
+
+func (r *inferenceLogReceiver) setLogs(next consumer.Logs) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextLogs = next
+}
+
+func (r *inferenceLogReceiver) setMetrics(next consumer.Metrics) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextMetrics = next
+}
+
+// Start starts tailing; a second Start (the other signal's pipeline) is a no-op.
+func (r *inferenceLogReceiver) Start(ctx context.Context, host component.Host) error {
+	r.lifecycle.Lock()
+	defer r.lifecycle.Unlock()
+	if r.started || r.stopped {
+		return nil
+	}
+	client, err := adapter.GetStorageClient(ctx, host, r.cfg.StorageID, r.set.ID)
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	if err = r.pipe.Start(client); err != nil {
+		_ = client.Close(ctx)
+		return fmt.Errorf("starting the operator pipeline: %w", err)
+	}
+	r.storageClient = client
+	r.started = true
+	return nil
+}
+
+// Shutdown stops tailing, flushes what was read and saves the offsets.
+func (r *inferenceLogReceiver) Shutdown(ctx context.Context) error {
+	r.lifecycle.Lock()
+	defer r.lifecycle.Unlock()
+	if r.stopped {
+		return nil
+	}
+	r.stopped = true
+	if r.release != nil {
+		r.release()
+	}
+	if !r.started {
+		return nil
+	}
+	err := r.pipe.Stop()
+	if r.storageClient != nil {
+		err = errors.Join(err, r.storageClient.Close(ctx))
+	}
+	return err
+}
+
+// consumeEntries receives the entries at the end of the operator pipeline.
+func (r *inferenceLogReceiver) consumeEntries(ctx context.Context, entries []*entry.Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	parseErrors := 0
+	for _, e := range entries {
+		if _, bad := e.Attributes[attrParseError]; bad {
+			parseErrors++
+		}
+	}
+	r.tel.recordsRead(ctx, len(entries)-parseErrors, parseErrors)
+
+	r.mu.RLock()
+	nextLogs, nextMetrics := r.nextLogs, r.nextMetrics
+	r.mu.RUnlock()
+
+	if nextMetrics != nil && r.metrics != nil {
+		md, n := r.metrics.build(entries)
+		if n > 0 {
+			mctx := r.obs.StartMetricsOp(ctx)
+			err := nextMetrics.ConsumeMetrics(ctx, md)
+			r.obs.EndMetricsOp(mctx, r.cfg.Preset, n, err)
+			r.tel.metricPoints(ctx, n, err)
+			if err != nil {
+				r.set.Logger.Error("Metrics from stats lines refused by the next consumer", zap.Int("points", n), zap.Error(err))
+			}
+		}
+	}
+
+	if nextLogs == nil {
+		for _, e := range entries {
+			entry.Put(e)
+		}
+		return
+	}
+	ld := adapter.ConvertEntries(entries, metadata.ScopeName, r.set.BuildInfo.Version)
+	for _, e := range entries {
+		entry.Put(e)
+	}
+	for i := 0; i < ld.ResourceLogs().Len(); i++ {
+		sls := ld.ResourceLogs().At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			if sls.At(j).Scope().Name() == "" {
+				sls.At(j).Scope().SetName(metadata.ScopeName)
+				sls.At(j).Scope().SetVersion(r.set.BuildInfo.Version)
+			}
+		}
+	}
+	n := ld.LogRecordCount()
+	lctx := r.obs.StartLogsOp(ctx)
+	err := nextLogs.ConsumeLogs(ctx, ld)
+	r.obs.EndLogsOp(lctx, r.cfg.Preset, n, err)
+	if err != nil {
+		r.tel.logsRefused(ctx, n)
+		r.set.Logger.Error("Log records refused by the next consumer", zap.Int("records", n), zap.Error(err))
+	}
+}
