@@ -496,7 +496,16 @@ func (sc *gpuScraper) fieldValues(g *gpu, b *metricBuilder, errs *scrapeErrors, 
 	}
 }
 
-func fieldCall(id uint32) string { return "GetFieldValues(" + strconv.FormatUint(uint64(id), 10) + ")" }
+// fieldCalls names each field for the unsupported-call memory and telemetry.
+var fieldCalls = func() map[uint32]string {
+	m := make(map[uint32]string, len(fieldDefs))
+	for _, f := range fieldDefs {
+		m[f.id] = "GetFieldValues(" + strconv.FormatUint(uint64(f.id), 10) + ")"
+	}
+	return m
+}()
+
+func fieldCall(id uint32) string { return fieldCalls[id] }
 
 // scrapeMIG emits one resource per MIG device of a MIG-enabled GPU.
 func (sc *gpuScraper) scrapeMIG(md pmetric.Metrics, g *gpu, now pcommon.Timestamp, errs *scrapeErrors, lost *bool) {

@@ -191,6 +191,9 @@ func (s *session) initLocked() (err error) {
 	s.lastAttempt = time.Now()
 	defer func() {
 		s.initErr = err
+		if err != nil {
+			s.tel.devices.Record(context.Background(), 0)
+		}
 		switch {
 		case err == nil:
 			s.tel.initAttempt("ok")
