@@ -307,3 +307,60 @@ func TestTruncateStringKeepsUTF8(t *testing.T) {
 	assert.Equal(t, "é…", truncateString("éééé", 6, "…")) // 3 bytes left: one é fits, not half of the next
 	assert.Equal(t, "…", truncateString("éééé", 4, "…"))
 }
+
+func TestByteBudgetDropsWhenTruncationCannotHelp(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.TraceBudget.MaxBytes = 20 << 10
+		c.SpanLimits.MaxAttributeBytes = 0 // truncation off
+		c.Compression.Enabled = false
+	})
+	b := newTraceBuilder(1, "svc")
+	root := b.id()
+	var specs []spanSpec
+	for i := 0; i < 40; i++ {
+		specs = append(specs, spanSpec{id: b.id(), parent: root, name: "retrieval", start: time.Duration(i) * time.Second,
+			dur: time.Second, attrs: map[string]any{"document": strings.Repeat("d", 2000)}})
+	}
+	specs = append(specs, spanSpec{id: root, name: "root", dur: time.Minute})
+	b.send(t, h.g, specs, 10)
+	h.shutdown()
+
+	out := output(h.sink.AllTraces(), b.tid)
+	sum := summaryOf(t, h.sink.AllTraces(), b.tid)
+	delete(out, sid(sum.SpanID()))
+	assert.Contains(t, out, root)
+	var bytes int
+	for _, s := range out {
+		bytes += int(spanCost(marshaler.SpanSize(s)))
+	}
+	assert.LessOrEqual(t, bytes, 20<<10, "forwarded bytes within the budget")
+	dropped := h.sum("otelcol_span_guard_spans_dropped", "reason", reasonByteBudget)
+	assert.Equal(t, int64(41-len(out)), dropped)
+	assert.Equal(t, dropped, intAttr(t, sum, attrSumDroppedPrefix+reasonByteBudget))
+	assert.Positive(t, intAttr(t, sum, attrSumDroppedBytes))
+}
+
+func TestConcurrentCallers(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.FlushTimeout = 5 * time.Millisecond
+		c.MaxBatchSpans = 64
+		c.TraceBudget.MaxSpans = 50
+	})
+	done := make(chan struct{})
+	for w := 0; w < 8; w++ {
+		go func(w int) {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 10; i++ {
+				b := newTraceBuilder(byte(w*10+i+1), "svc")
+				specs, _ := agentLoop(b, 30, 7) // 91 spans: over the budget
+				b.send(t, h.g, specs, 16)
+			}
+		}(w)
+	}
+	for w := 0; w < 8; w++ {
+		<-done
+	}
+	h.shutdown()
+	assert.Equal(t, int64(8*10*91), h.sum("otelcol_span_guard_spans_received"))
+	assert.Equal(t, 80, countSummaries(h.sink.AllTraces()))
+}
