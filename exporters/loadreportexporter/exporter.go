@@ -206,25 +206,24 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 }
 
 func (e *reportExporter) consumeTraces(ctx context.Context, td ptrace.Traces) error {
-	e.mu.Lock()
-	out := e.st.consumeTraces(td)
-	p := e.st.tel
-	e.st.tel = pending{}
-	e.mu.Unlock()
-	e.tel.record(ctx, e.tel.spans, "outcome", out)
-	e.tel.flushPending(ctx, &p)
+	e.consume(ctx, e.tel.spans, func() map[string]int64 { return e.st.consumeTraces(td) })
 	return nil
 }
 
 func (e *reportExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	e.consume(ctx, e.tel.points, func() map[string]int64 { return e.st.consumeMetrics(md) })
+	return nil
+}
+
+// consume runs add under the state lock and records its outcomes on counter.
+func (e *reportExporter) consume(ctx context.Context, counter metric.Int64Counter, add func() map[string]int64) {
 	e.mu.Lock()
-	out := e.st.consumeMetrics(md)
+	out := add()
 	p := e.st.tel
 	e.st.tel = pending{}
 	e.mu.Unlock()
-	e.tel.record(ctx, e.tel.points, "outcome", out)
+	e.tel.record(ctx, counter, "outcome", out)
 	e.tel.flushPending(ctx, &p)
-	return nil
 }
 
 // stopped reports whether no signal's exporter is running.

@@ -188,29 +188,17 @@ func (s *state) consumeMetric(m pmetric.Metric, res pcommon.Map, out map[string]
 	}
 	switch m.Type() {
 	case pmetric.MetricTypeHistogram:
-		h := m.Histogram()
-		if h.AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
-			out[pointNoTemporality] += int64(h.DataPoints().Len())
-			return
-		}
-		delta := h.AggregationTemporality() == pmetric.AggregationTemporalityDelta
-		for i := 0; i < h.DataPoints().Len(); i++ {
-			dp := h.DataPoints().At(i)
-			out[s.histogramPoint(role, m.Name(), res, dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()),
-				explicitBuckets(dp), dp.Sum(), float64(dp.Count()), delta)]++
-		}
+		dps := m.Histogram().DataPoints()
+		s.histograms(role, m.Name(), res, m.Histogram().AggregationTemporality(), dps.Len(), func(i int) histPoint {
+			dp := dps.At(i)
+			return histPoint{dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()), explicitBuckets(dp), dp.Sum(), float64(dp.Count())}
+		}, out)
 	case pmetric.MetricTypeExponentialHistogram:
-		h := m.ExponentialHistogram()
-		if h.AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
-			out[pointNoTemporality] += int64(h.DataPoints().Len())
-			return
-		}
-		delta := h.AggregationTemporality() == pmetric.AggregationTemporalityDelta
-		for i := 0; i < h.DataPoints().Len(); i++ {
-			dp := h.DataPoints().At(i)
-			out[s.histogramPoint(role, m.Name(), res, dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()),
-				exponentialBuckets(dp), dp.Sum(), float64(dp.Count()), delta)]++
-		}
+		dps := m.ExponentialHistogram().DataPoints()
+		s.histograms(role, m.Name(), res, m.ExponentialHistogram().AggregationTemporality(), dps.Len(), func(i int) histPoint {
+			dp := dps.At(i)
+			return histPoint{dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()), exponentialBuckets(dp), dp.Sum(), float64(dp.Count())}
+		}, out)
 	case pmetric.MetricTypeSum:
 		sum := m.Sum()
 		if sum.AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
@@ -228,6 +216,28 @@ func (s *state) consumeMetric(m pmetric.Metric, res pcommon.Map, out map[string]
 		}
 	default:
 		out[pointWrongType] += countPoints(m)
+	}
+}
+
+// histPoint is an explicit or exponential histogram data point as buckets.
+type histPoint struct {
+	attrs      pcommon.Map
+	start, ts  int64
+	buckets    []bucket
+	sum, count float64
+}
+
+// histograms adds n histogram points of one metric.
+func (s *state) histograms(role, name string, res pcommon.Map, temporality pmetric.AggregationTemporality, n int,
+	point func(int) histPoint, out map[string]int64,
+) {
+	if temporality == pmetric.AggregationTemporalityUnspecified {
+		out[pointNoTemporality] += int64(n)
+		return
+	}
+	delta := temporality == pmetric.AggregationTemporalityDelta
+	for i := 0; i < n; i++ {
+		out[s.histogramPoint(role, name, res, point(i), delta)]++
 	}
 }
 
@@ -278,7 +288,8 @@ func (s *state) remember(id, role string, k groupKey, label string) *stream {
 	return st
 }
 
-func (s *state) histogramPoint(role, name string, res, attrs pcommon.Map, start, ts int64, bs []bucket, sum, count float64, delta bool) string {
+func (s *state) histogramPoint(role, name string, res pcommon.Map, p histPoint, delta bool) string {
+	attrs, start, ts, bs, sum, count := p.attrs, p.start, p.ts, p.buckets, p.sum, p.count
 	switch role {
 	case roleE2E, roleTTFT, roleTPOT, roleTokenUsage:
 	default:

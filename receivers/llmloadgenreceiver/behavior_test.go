@@ -311,3 +311,32 @@ func TestBackpressure(t *testing.T) {
 	assert.Positive(t, dropped)
 	assert.EqualValues(t, perm.SpanCount()+int(dropped), s.totals.built)
 }
+
+// TestShutdownAccountsForEverySpan: an unbounded as_fast_as_possible run
+// stopped by Shutdown has every generated span either accepted or counted
+// as dropped (reason shutdown).
+func TestShutdownAccountsForEverySpan(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	cfg := afapConfig(0)
+	cfg.BatchSize = 7
+	sink := &consumertest.TracesSink{}
+	r, err := newSyntheticRunner(&loadgen{cfg: cfg, set: set, traces: sink})
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+	require.Eventually(t, func() bool { return sink.SpanCount() > 1000 }, 10e9, 1e6)
+	require.NoError(t, r.Shutdown(context.Background()))
+	s := r.(*syntheticRunner)
+	emitted := counterValue(t, tel, "otelcol_llm_loadgen_emitted", attribute.String("signal", "traces"))
+	m, err := tel.GetMetric("otelcol_llm_loadgen_dropped")
+	dropped := int64(0)
+	if err == nil {
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			dropped += dp.Value
+		}
+	}
+	assert.EqualValues(t, sink.SpanCount(), emitted)
+	assert.EqualValues(t, s.totals.built, emitted+dropped)
+}

@@ -159,14 +159,15 @@ func (rd *renderer) httpSpan(r *request, s *spanRec, sp ptrace.Span) {
 	sp.SetName(sc.routeName)
 	sp.SetKind(ptrace.SpanKindServer)
 	a := sp.Attributes()
-	a.EnsureCapacity(8)
+	a.EnsureCapacity(7)
 	a.PutStr("http.request.method", "POST")
 	a.PutStr("http.route", sc.route)
 	a.PutStr("url.path", sc.route)
-	a.PutStr("url.scheme", "https")
 	a.PutInt("http.response.status_code", int64(s.status))
 	a.PutStr(attrScenario, sc.typ)
-	a.PutStr(attrAgentRole, s.role)
+	if sc.typ == scenarioAgent {
+		a.PutStr(attrAgentRole, s.role) // the user who asked the orchestrator
+	}
 	switch {
 	case s.status >= 400:
 		a.PutStr(genai.AttrErrorType, strconv.Itoa(s.status))

@@ -197,6 +197,7 @@ func (s *syntheticRunner) runAFAP(ctx context.Context) {
 	}
 	for !math.IsInf(s.nextArrival, 1) {
 		if ctx.Err() != nil {
+			s.dropPending(ctx, 0)
 			return
 		}
 		s.issue(&r)
@@ -311,14 +312,20 @@ func (s *syntheticRunner) runRealtime(ctx context.Context) {
 }
 
 // dropPending accounts for the batch that shutdown interrupted.
-func (s *syntheticRunner) dropPending(ctx context.Context, inflightRequests int) {
+// The requests of that batch were never emitted, so they are not counted as
+// requests.
+func (s *syntheticRunner) dropPending(_ context.Context, inflightRequests int) {
+	ctx := context.Background() // the run's context is already canceled
 	if s.rd.spans > 0 {
+		s.totals.built += int64(s.rd.spans)
 		s.tel.dropped.Add(ctx, int64(s.rd.spans), s.tel.dropAttrs(signalTraces, dropShutdown))
 		s.rd.reset()
 	}
 	if _, n := s.lb.take(); n > 0 {
 		s.tel.dropped.Add(ctx, int64(n), s.tel.dropAttrs(signalLogs, dropShutdown))
 	}
+	s.inBatch = 0
+	clear(s.outcomes)
 	if inflightRequests > 0 {
 		s.logger.Info("llm_loadgen stopped with simulated requests in flight; their telemetry is not emitted",
 			zap.Int("in_flight_requests", inflightRequests))
