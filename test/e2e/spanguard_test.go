@@ -123,6 +123,11 @@ func spanGuardExplosion(traceByte byte, steps, per int) (reqs []ptrace.Traces, r
 			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(s.start))
 			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(s.end))
 			sp.Attributes().PutStr("gen_ai.input.messages", strings.Repeat("context ", 64))
+			if s.id == root {
+				// A megabyte prompt: the gateway config truncates every
+				// value past 16 KiB (span_limits.apply: always).
+				sp.Attributes().PutStr("gen_ai.input.messages", strings.Repeat("prompt ", 1<<17))
+			}
 		}
 		reqs = append(reqs, td)
 		total += n
@@ -133,9 +138,10 @@ func spanGuardExplosion(traceByte byte, steps, per int) (reqs []ptrace.Traces, r
 
 // TestSpanGuardGatewayBoundsExplosion starts the binary on the shipped
 // gateway configuration with a small per-trace budget, sends a 6,001-span
-// agent-loop trace over OTLP/gRPC, and checks at a test OTLP sink that the
-// trace arrives bounded (budget plus one summary span), connected (every
-// forwarded span's parent was forwarded), with a summary that accounts for
+// agent-loop trace (its root carrying a 896 KiB prompt) over OTLP/gRPC, and
+// checks at a test OTLP sink that the trace arrives bounded (budget plus one
+// summary span), connected (every forwarded span's parent was forwarded),
+// with the prompt truncated and marked, with a summary that accounts for
 // every span, and that the self-metrics endpoint shows the conservation law.
 func TestSpanGuardGatewayBoundsExplosion(t *testing.T) {
 	const budget = 300
@@ -183,6 +189,13 @@ func TestSpanGuardGatewayBoundsExplosion(t *testing.T) {
 		assert.True(t, ok, "span %s has parent %s, which was not forwarded", s.Name(), s.ParentSpanID())
 	}
 	assert.Equal(t, root, summary.ParentSpanID(), "summary is a child of the root")
+	prompt, ok := spans[root].Attributes().Get("gen_ai.input.messages")
+	require.True(t, ok)
+	assert.LessOrEqual(t, len(prompt.Str()), 16384, "prompt truncated to span_limits.max_attribute_bytes")
+	assert.True(t, strings.HasSuffix(prompt.Str(), "…"), "truncation marker")
+	orig, ok := spans[root].Attributes().Get("span_guard.truncated.original_bytes")
+	require.True(t, ok)
+	assert.Equal(t, int64(7<<17), orig.Slice().At(0).Int(), "original length recorded")
 	attr := func(k string) int64 {
 		v, ok := summary.Attributes().Get(k)
 		require.True(t, ok, "summary attribute %s", k)
@@ -211,6 +224,7 @@ func TestSpanGuardGatewayBoundsExplosion(t *testing.T) {
 	assert.Equal(t, 1.0, spanGuardSeries(m, "otelcol_span_guard_summary_spans", `outcome="forwarded"`))
 	assert.Equal(t, 1.0, spanGuardSeries(m, "otelcol_span_guard_traces_over_budget", ""))
 	assert.Zero(t, spanGuardSeries(m, "otelcol_span_guard_held_spans", ""))
+	assert.Equal(t, 1.0, spanGuardSeries(m, "otelcol_span_guard_attribute_values_truncated", ""))
 
 	require.NoError(t, col.Stop(t, 15*time.Second), "collector did not exit cleanly:\n%s", col.Output())
 }
