@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // TestPercentileAccuracy compares the sketch with exact percentiles (the
@@ -94,4 +96,44 @@ func TestKnee(t *testing.T) {
 	assert.Equal(t, -1, knee(pts(0.3, 0.3, 0.3, 0.3)), "flat: no knee")
 	assert.Equal(t, -1, knee(pts(0.3, 0.6, 0.9, 1.2)), "linear: no knee")
 	assert.Equal(t, -1, knee(pts(0.3, 0.5)), "two levels are not a sweep")
+}
+
+func TestNiceTicksCoverTheRange(t *testing.T) {
+	for _, hi := range []float64{0.7, 1, 2.31, 63, 75.6, 1234} {
+		ticks := niceTicks(0, hi, 5)
+		assert.GreaterOrEqual(t, ticks[len(ticks)-1], hi, "the top tick bounds the data (%v)", hi)
+		assert.LessOrEqual(t, len(ticks), 12)
+	}
+}
+
+// TestLoadCurveNeedsSustainedLevels: a steady run whose per-second arrivals
+// jitter is not a sweep; stepped arrivals without a stated target are.
+func TestLoadCurveNeedsSustainedLevels(t *testing.T) {
+	steady := ptrace.NewTraces()
+	ss := steady.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for sec := 0; sec < 60; sec++ {
+		n := 40 + rng.IntN(25) // 40–64 per second
+		for i := 0; i < n; i++ {
+			at := time.Duration(sec)*time.Second + time.Duration(i)*time.Second/time.Duration(n)
+			addReq(ss, req{at: at, dur: time.Second, ttft: time.Duration(100+rng.IntN(400)) * time.Millisecond, out: 20, target: "a", model: "m", scenario: "s"})
+		}
+	}
+	st := newTestState(testConfig(t))
+	st.consumeTraces(steady)
+	assert.Nil(t, st.build(true).LoadCurve)
+
+	td := sweepRun()
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := 0; i < spans.Len(); i++ {
+		spans.At(i).Attributes().Remove("llm_loadgen.target_rate")
+	}
+	st = newTestState(testConfig(t))
+	st.consumeTraces(td)
+	lc := st.build(true).LoadCurve
+	require.NotNil(t, lc)
+	assert.Equal(t, "arrival_rate", lc.Basis)
+	assert.Len(t, lc.Points, 4)
+	require.NotNil(t, lc.Knee)
+	assert.InDelta(t, 20, lc.Knee.OfferedRPS, 2)
 }

@@ -47,11 +47,24 @@ func niceTicks(lo, hi float64, n int) []float64 {
 			break
 		}
 	}
+	// The last tick is at or above hi, so that it can be the top of the axis.
 	var ticks []float64
-	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+	last := math.Ceil(hi/step-1e-9) * step
+	for v := math.Ceil(lo/step) * step; v <= last+step*1e-9; v += step {
 		ticks = append(ticks, v)
 	}
 	return ticks
+}
+
+// within keeps the ticks inside [lo, hi].
+func within(ticks []float64, lo, hi float64) []float64 {
+	out := ticks[:0]
+	for _, t := range ticks {
+		if t >= lo-1e-9*math.Abs(hi-lo) && t <= hi+1e-9*math.Abs(hi-lo) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func fmtTick(v float64) string {
@@ -133,7 +146,7 @@ func lineChart(id, title, xLabel, yLabel string, ss []series, marks []marker) st
 	}
 	yTicks := niceTicks(0, ymax*1.05, 5)
 	ytop := yTicks[len(yTicks)-1]
-	xTicks := niceTicks(xmin, xmax, 8)
+	xTicks := within(niceTicks(xmin, xmax, 8), xmin, xmax)
 	sx := func(x float64) float64 { return padL + (x-xmin)/(xmax-xmin)*plotW }
 	sy := func(y float64) float64 { return padT + plotH - y/ytop*plotH }
 	s := openSVG(id, title)

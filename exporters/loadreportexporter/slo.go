@@ -149,7 +149,8 @@ func overall(results []SLOResult, noData string) string {
 }
 
 // loadCurve groups timeline points by offered load (the target rate when
-// the generator states it, else the arrival rate) and finds the knee: the
+// the generator states it, else the arrival rate of sustained levels) and
+// finds the knee: the
 // level after which latency grows fastest (the point farthest below the
 // chord of the normalized latency-vs-load curve, as in Kneedle). It needs
 // three or more levels (a sweep or stepped stages).
@@ -190,7 +191,12 @@ func (s *state) loadCurve() *LoadCurve {
 		if offered <= 0 || lat == nil || lat.count == 0 {
 			continue
 		}
+		// Stated target rates are exact levels; measured arrival rates are
+		// noisy and are grouped in 20 %-wide logarithmic bins.
 		key := strconv.FormatFloat(offered, 'g', 2, 64)
+		if basis == "arrival_rate" {
+			key = strconv.Itoa(int(math.Round(math.Log(offered) / math.Log(1.2))))
+		}
 		lv, ok := levels[key]
 		if !ok {
 			lv = &level{lat: s.timelineSpec.newSketch()}
@@ -201,6 +207,27 @@ func (s *state) loadCurve() *LoadCurve {
 		lv.started += p.started
 		lv.completed += p.completed
 		lv.lat.merge(lat)
+	}
+	if basis == "arrival_rate" {
+		// Without a stated target, only sustained levels over a real range
+		// (at least 2×) make a sweep; the second-to-second noise of a
+		// steady run does not.
+		total := 0
+		for _, lv := range levels {
+			total += lv.n
+		}
+		minPts := max(3, int(math.Ceil(0.05*float64(total))))
+		lo, hi := math.Inf(1), 0.0
+		for k, lv := range levels {
+			if lv.n < minPts {
+				delete(levels, k)
+				continue
+			}
+			lo, hi = math.Min(lo, lv.offered/float64(lv.n)), math.Max(hi, lv.offered/float64(lv.n))
+		}
+		if hi < 2*lo {
+			return nil
+		}
 	}
 	if len(levels) < 3 {
 		return nil
