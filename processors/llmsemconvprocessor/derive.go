@@ -7,17 +7,19 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
 // Derived attributes in the project namespace (no GenAI equivalent).
 const (
 	attrTTFC             = "gen_ai.response.time_to_first_chunk"
-	attrTimePerOutToken  = "otelcol_llm.time_per_output_token"
-	attrOutTokensPerSec  = "otelcol_llm.output_tokens_per_second"
-	attrCostTotal        = "otelcol_llm.cost.usd"
-	attrCostInput        = "otelcol_llm.cost.input_usd"
-	attrCostOutput       = "otelcol_llm.cost.output_usd"
-	attrCostPriceModel   = "otelcol_llm.cost.price_model"
+	attrTimePerOutToken  = genai.SemconvAttrTimePerOutputToken
+	attrOutTokensPerSec  = genai.SemconvAttrOutputTokensPerSecond
+	attrCostTotal        = genai.SemconvAttrCostUSD
+	attrCostInput        = genai.SemconvAttrCostInputUSD
+	attrCostOutput       = genai.SemconvAttrCostOutputUSD
+	attrCostPriceModel   = genai.SemconvAttrCostPriceModel
 	attrUsageInput       = "gen_ai.usage.input_tokens"
 	attrUsageOutput      = "gen_ai.usage.output_tokens"
 	attrUsageCacheRead   = "gen_ai.usage.cache_read.input_tokens"

@@ -8,16 +8,18 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
 // Attributes the processor writes in its own namespace.
 const (
-	attrDialect          = "otelcol_llm.semconv.dialect"
-	attrUnmapped         = "otelcol_llm.semconv.unmapped"
-	attrConflicts        = "otelcol_llm.semconv.conflicts"
+	attrDialect          = genai.SemconvAttrDialect
+	attrUnmapped         = genai.SemconvAttrUnmapped
+	attrConflicts        = genai.SemconvAttrConflicts
 	attrOriginalSpanName = "otelcol_llm.semconv.original_span_name"
-	attrRollupPrefix     = "otelcol_llm.semconv.rollup."
-	attrOriginalSizePfx  = "otelcol_llm.semconv.original_size."
+	attrRollupPrefix     = genai.SemconvAttrRollupPrefix
+	attrOriginalSizePfx  = genai.SemconvAttrOriginalSizePrefix
 	ownNamespace         = "otelcol_llm"
 
 	attrOperationName = "gen_ai.operation.name"

@@ -3,6 +3,7 @@ package llmsemconvprocessor
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -262,4 +263,27 @@ func FuzzNormalize(f *testing.F) {
 			require.LessOrEqual(t, len(v.Str()), 64)
 		}
 	})
+}
+
+// TestConcurrentBatches runs batches of every golden dialect through one
+// processor from several goroutines (the collector calls processors
+// concurrently); with -race this checks the shared table and pools.
+func TestConcurrentBatches(t *testing.T) {
+	inputs := benchInputs(t)
+	p, err := newSemconvProcessor(processortest.NewNopSettings(metadata.Type), createDefaultConfig().(*Config))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, src := range inputs {
+				td := ptrace.NewTraces()
+				src.CopyTo(td)
+				_, err := p.processTraces(context.Background(), td)
+				assert.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
