@@ -36,6 +36,8 @@ type Config struct {
 	MIG bool `mapstructure:"mig"`
 	// Processes configures per-process metrics and their attribution.
 	Processes ProcessesConfig `mapstructure:"processes"`
+	// Kubernetes configures pod attribution from the kubelet.
+	Kubernetes KubernetesConfig `mapstructure:"kubernetes"`
 	// Events configures the event-set goroutine (XID and other critical
 	// events).
 	Events EventsConfig `mapstructure:"events"`
@@ -53,6 +55,16 @@ type ProcessesConfig struct {
 	// ProcRoot is where the host's /proc is mounted (in a container, mount
 	// the host's /proc, e.g. at /host/proc, and run with hostPID).
 	ProcRoot string `mapstructure:"proc_root"`
+}
+
+// KubernetesConfig configures device-to-pod attribution through the kubelet
+// pod-resources API.
+type KubernetesConfig struct {
+	// PodResourcesSocket is the kubelet's pod-resources socket, usually
+	// /var/lib/kubelet/pod-resources/kubelet.sock; empty disables it.
+	PodResourcesSocket string `mapstructure:"pod_resources_socket"`
+	// Timeout bounds one List call.
+	Timeout time.Duration `mapstructure:"timeout"`
 }
 
 // EventsConfig configures NVML event delivery.
@@ -80,6 +92,7 @@ func createDefaultConfig() *Config {
 		InitRetryInterval: time.Minute,
 		MIG:               true,
 		Processes:         ProcessesConfig{ProcRoot: "/proc"},
+		Kubernetes:        KubernetesConfig{Timeout: time.Second},
 		Events: EventsConfig{
 			Enabled:     true,
 			Types:       append([]string(nil), defaultEventTypes...),
@@ -116,6 +129,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Processes.ProcRoot == "" {
 		errs = append(errs, errors.New("processes::proc_root must not be empty (default /proc)"))
+	}
+	if cfg.Kubernetes.PodResourcesSocket != "" && (cfg.Kubernetes.Timeout <= 0 || cfg.Kubernetes.Timeout > 30*time.Second) {
+		errs = append(errs, fmt.Errorf("kubernetes::timeout must be between 1ns and 30s, got %v", cfg.Kubernetes.Timeout))
 	}
 	if cfg.Events.Enabled {
 		if cfg.Events.WaitTimeout < 10*time.Millisecond || cfg.Events.WaitTimeout > time.Minute {

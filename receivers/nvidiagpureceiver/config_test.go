@@ -25,6 +25,7 @@ func TestLoadConfig(t *testing.T) {
 	agent.Devices = []string{"GPU-11111111-2222-3333-4444-555555555555", "1"}
 	agent.MIG = false
 	agent.Processes.ProcRoot = "/host/proc"
+	agent.Kubernetes = KubernetesConfig{PodResourcesSocket: "/var/lib/kubelet/pod-resources/kubelet.sock", Timeout: 2 * time.Second}
 	agent.Events.Types = []string{"xid_critical_error", "gpu_unavailable"}
 	agent.Events.WaitTimeout = 500 * time.Millisecond
 	agent.Metrics[mPCIeThroughput] = MetricConfig{Enabled: true}
@@ -45,6 +46,7 @@ func TestLoadConfig(t *testing.T) {
 			"collection_interval must be positive",
 			"init_retry_interval must be 0 (no retry) or positive, got -1s",
 			"events::wait_timeout must be between 10ms and 1m, got 5ms"}},
+		{id: component.NewIDWithName(metadata.Type, "bad_kubernetes"), wantErr: []string{"kubernetes::timeout must be between 1ns and 30s, got 0s"}},
 		{id: component.NewIDWithName(metadata.Type, "bad_devices"), wantErr: []string{
 			"devices[1]: empty; allowed values: a GPU UUID (GPU-...) or a device index",
 			`devices[2]: "0" listed twice`}},

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/status"
 
 	"github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver/internal/metadata"
 )
@@ -101,6 +102,7 @@ func putAttrs(m pcommon.Map, kv []string) {
 type gpuScraper struct {
 	s       *session
 	enabled map[string]bool
+	owners  map[string][]deviceOwner // device ID -> containers, this scrape
 }
 
 func newGPUScraper(s *session) *gpuScraper {
@@ -113,7 +115,7 @@ func newGPUScraper(s *session) *gpuScraper {
 
 // scrape reads every GPU. An error in one call or device is a partial scrape
 // error; the points that could be read are still returned.
-func (sc *gpuScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (sc *gpuScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	s := sc.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,6 +125,15 @@ func (sc *gpuScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		return md, nil
 	}
 	now := pcommon.NewTimestampFromTime(time.Now())
+	sc.owners = nil
+	if s.pods != nil {
+		owners, err := s.pods.owners(ctx)
+		if err != nil {
+			s.tel.podResourcesErrs.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", status.Code(err).String())))
+			s.logger.Debug("nvidia_gpu: kubelet pod-resources List failed", zap.Error(err))
+		}
+		sc.owners = owners
+	}
 	var errs scrapeErrors
 	for _, g := range s.gpus {
 		t0 := time.Now()
@@ -217,6 +228,7 @@ func (sc *gpuScraper) scrapeGPU(md pmetric.Metrics, g *gpu, now pcommon.Timestam
 	s := sc.s
 	rm, b := sc.builder(md, now)
 	s.resource(rm.Resource(), g)
+	sc.putOwner(rm.Resource().Attributes(), g.uuid)
 	lost := false
 	ok := func(call string, ret nvml.Return) bool { return sc.ok(g, &g.calls, call, ret, errs, &lost) }
 	can := func(call string) bool { return !g.calls.skip(call) && !lost }
@@ -560,6 +572,10 @@ func (sc *gpuScraper) scrapeMIG(md pmetric.Metrics, g *gpu, now pcommon.Timestam
 		if sc.s.hostname != "" {
 			a.PutStr("host.name", sc.s.hostname)
 		}
+		sc.putOwner(a, uuid)
+		if gi, ok := a.Get("nvidia.gpu.mig.gpu_instance_id"); ok {
+			g.migByGI[gi.Int()] = uuid
+		}
 		if used, total, good := sc.memory(g, guard, mdev, errs, lost); good {
 			b.int(mMIGMemoryUsage, int64(used))
 			b.int(mMIGMemoryLimit, int64(total))
@@ -581,9 +597,12 @@ func (sc *gpuScraper) processes(g *gpu, b *metricBuilder, errs *scrapeErrors, lo
 				dp := b.point(mProcessMemoryUsage)
 				dp.SetIntValue(int64(p.UsedGpuMemory))
 				putProcess(dp.Attributes(), p.Pid, s.procs.lookup(p.Pid))
+				device := g.uuid
 				if p.GpuInstanceId != noInstance {
 					dp.Attributes().PutInt("nvidia.gpu.mig.gpu_instance_id", int64(p.GpuInstanceId))
+					device = g.migByGI[int64(p.GpuInstanceId)]
 				}
+				sc.putOwner(dp.Attributes(), device)
 			}
 		}
 	}
@@ -631,10 +650,24 @@ func (sc *gpuScraper) processes(g *gpu, b *metricBuilder, errs *scrapeErrors, lo
 				dp := b.point(mProcessUtilization)
 				dp.SetDoubleValue(t.v / a.n / 100)
 				putProcess(dp.Attributes(), pid, info)
+				sc.putOwner(dp.Attributes(), g.uuid)
 				dp.Attributes().PutStr("hw.gpu.task", t.task)
 			}
 		}
 	}
+}
+
+// putOwner adds the pod and container a device is allocated to, when the
+// kubelet reports exactly one (a device shared by several containers through
+// time-slicing or MPS cannot be attributed from the allocation alone).
+func (sc *gpuScraper) putOwner(m pcommon.Map, device string) {
+	owners := sc.owners[device]
+	if len(owners) != 1 {
+		return
+	}
+	m.PutStr("k8s.pod.name", owners[0].pod)
+	m.PutStr("k8s.namespace.name", owners[0].namespace)
+	m.PutStr("k8s.container.name", owners[0].container)
 }
 
 func putProcess(m pcommon.Map, pid uint32, info processInfo) {

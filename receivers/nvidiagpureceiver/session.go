@@ -36,6 +36,7 @@ type gpu struct {
 	lastSeen     [nvml.SAMPLINGTYPE_COUNT]uint64 // per sampling type, µs
 	lastProcUtil uint64
 	mig          map[string]*callGuard // per MIG device UUID
+	migByGI      map[int64]string      // GPU instance ID -> MIG device UUID, from the last scrape
 }
 
 // callGuard remembers which calls a device does not support.
@@ -67,6 +68,7 @@ type session struct {
 	hostname    string
 	gpus        []*gpu
 	procs       *procResolver
+	pods        *podResourcesClient
 
 	evMu        sync.Mutex // events: consumer, counters
 	logs        consumer.Logs
@@ -160,6 +162,10 @@ func (s *session) release(context.Context) error {
 
 func (s *session) teardownLocked() error {
 	s.stopEventsLocked()
+	if s.pods != nil {
+		_ = s.pods.close()
+		s.pods = nil
+	}
 	if !s.ready {
 		return nil
 	}
@@ -230,6 +236,12 @@ func (s *session) initLocked() (err error) {
 		s.hostname = h
 	}
 	s.tel.devices.Record(context.Background(), int64(len(gpus)))
+	if sock := s.cfg.Kubernetes.PodResourcesSocket; sock != "" {
+		if s.pods, err = newPodResourcesClient(sock, s.cfg.Kubernetes.Timeout); err != nil {
+			s.logger.Warn("nvidia_gpu: no pod attribution from the kubelet", zap.Error(err))
+			s.pods, err = nil, nil
+		}
+	}
 	s.startEventsLocked()
 	uuids := make([]string, len(gpus))
 	for i, g := range gpus {
@@ -286,7 +298,7 @@ func (s *session) discover(lib nvml.Interface) ([]*gpu, error) {
 			want[uuid], want[idx] = true, true
 		}
 		g := &gpu{dev: dev, index: i, uuid: uuid, minor: -1,
-			calls: callGuard{unsupported: map[string]bool{}}, mig: map[string]*callGuard{}}
+			calls: callGuard{unsupported: map[string]bool{}}, mig: map[string]*callGuard{}, migByGI: map[int64]string{}}
 		for t := range g.lastSeen {
 			g.lastSeen[t] = uint64(time.Now().UnixMicro())
 		}

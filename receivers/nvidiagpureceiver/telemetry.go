@@ -27,6 +27,7 @@ type telemetry struct {
 	events           metric.Int64Counter
 	eventWaitErrors  metric.Int64Counter
 	inits            metric.Int64Counter
+	podResourcesErrs metric.Int64Counter
 	devices          metric.Int64Gauge
 	scrapeDuration   metric.Float64Histogram
 }
@@ -50,6 +51,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 			"Failed waits on the NVML event set, by reason (the NVML return code)."),
 		inits: counter("otelcol_nvidia_gpu_init_attempts", "{attempt}",
 			"NVML initialization attempts, by outcome (ok, or the reason the receiver stays idle)."),
+		podResourcesErrs: counter("otelcol_nvidia_gpu_pod_resources_errors", "{error}",
+			"Failed kubelet pod-resources List calls; that scrape's points carry no pod names. By reason (the gRPC status code)."),
 	}
 	var err error
 	t.devices, err = m.Int64Gauge("otelcol_nvidia_gpu_devices", metric.WithUnit("{device}"),
