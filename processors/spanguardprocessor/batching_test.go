@@ -364,3 +364,28 @@ func TestConcurrentCallers(t *testing.T) {
 	assert.Equal(t, int64(8*10*91), h.sum("otelcol_span_guard_spans_received"))
 	assert.Equal(t, 80, countSummaries(h.sink.AllTraces()))
 }
+
+func TestNoBudgetKeepsNoTraceState(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.TraceBudget.MaxSpans, c.TraceBudget.MaxBytes = 0, 0
+		c.MaxBatchBytes = 8 << 10
+		c.SpanLimits.MaxAttributeBytes = 0
+	})
+	smallTraces(t, h, 1, 20, 10, 10)
+	assert.Zero(t, h.g.traces.len(), "batching only: no trace state")
+	// A span too large for any batch is still dropped, counted and
+	// summarized, its trace tracked from then on.
+	b := newTraceBuilder(99, "svc")
+	root, big := b.id(), b.id()
+	b.send(t, h.g, []spanSpec{
+		{id: big, parent: root, name: "huge", dur: time.Second, attrs: map[string]any{"blob": strings.Repeat("b", 16<<10)}},
+		{id: root, name: "root", dur: time.Minute},
+	}, 2)
+	assert.Equal(t, 1, h.g.traces.len())
+	h.shutdown()
+	out := output(h.sink.AllTraces(), b.tid)
+	assert.NotContains(t, out, big)
+	assert.Contains(t, out, root)
+	assert.Equal(t, int64(1), h.sum("otelcol_span_guard_spans_dropped", "reason", reasonSpanTooLarge))
+	assert.Equal(t, int64(1), intAttr(t, summaryOf(t, h.sink.AllTraces(), b.tid), attrSumDroppedPrefix+reasonSpanTooLarge))
+}

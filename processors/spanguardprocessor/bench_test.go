@@ -160,19 +160,26 @@ func measure(tb testing.TB, newP func() processor.Traces, templates []ptrace.Tra
 // a no-op next consumer. It reports the medians of wall and CPU time per
 // span, their span_guard/batch ratios, and the CPU time per span of the
 // protobuf size walk alone (ProtoMarshaler.SpanSize on the same spans),
-// which byte-bounded batching needs and item-count batching does not.
+// which byte-bounded batching needs and item-count batching does not. A third
+// variant, span_guard with no trace budget (byte- and span-bounded batching
+// only, no per-trace state), shows what the budgets cost.
 func BenchmarkNoExplosion(b *testing.B) {
 	const rounds, requests = 3, 10000
 	templates := benchRequests(64, 5, 20)
 	nop := consumertest.NewNop()
 	for i := 0; i < b.N; i++ {
-		var bw, bc, gw, gc []float64
+		var bw, bc, gw, gc, uc []float64
+		noBudget := func(c *Config) { c.TraceBudget.MaxSpans, c.TraceBudget.MaxBytes = 0, 0 }
 		for round := 0; round < rounds; round++ {
 			w, c := measure(b, func() processor.Traces { return newBatchProcessor(b, nop) }, templates, requests)
 			bw, bc = append(bw, w), append(bc, c)
 			w, c = measure(b, func() processor.Traces { return newGuardProcessor(b, nop, nil) }, templates, requests)
 			gw, gc = append(gw, w), append(gc, c)
+			_, c = measure(b, func() processor.Traces { return newGuardProcessor(b, nop, noBudget) }, templates, requests)
+			uc = append(uc, c)
 		}
+		b.ReportMetric(median(uc), "guard-nobudget-cpu-ns/span")
+		b.ReportMetric(median(uc)/median(bc), "nobudget-cpu-ratio")
 		b.ReportMetric(median(bw), "batch-ns/span")
 		b.ReportMetric(median(gw), "guard-ns/span")
 		b.ReportMetric(median(gw)/median(bw), "wall-ratio")

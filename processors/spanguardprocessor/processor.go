@@ -220,9 +220,17 @@ func (g *spanGuard) refuse(ctx context.Context, n int, reason string, err error)
 // the ladder.
 func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally, out []outBatch) []outBatch {
 	b := g.cfg.TraceBudget
+	// With no budget at all, traces are tracked only once a span of theirs
+	// is too large for a batch (the ladder drops it and keeps its trace
+	// connected); the rest is batching alone.
+	untracked := b.MaxSpans == 0 && b.MaxBytes == 0
 	anySlow := false
 	for ci := range sc.chunks {
 		c := &sc.chunks[ci]
+		if untracked && !c.tooLarge && g.traces.m[c.tid] == nil {
+			c.skip = true
+			continue
+		}
 		st, evicted := g.traces.get(c.tid, now, sh)
 		if evicted != nil {
 			out = g.release(evicted, "capacity", now, out)
@@ -244,7 +252,7 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 	for i := range sc.spans {
 		r := &sc.spans[i]
 		c := &sc.chunks[r.chunk]
-		if c.slow {
+		if c.slow || c.skip {
 			continue
 		}
 		id, parent := sid(r.span.SpanID()), sid(r.span.ParentSpanID())
@@ -256,6 +264,9 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 	}
 	for ci := range sc.chunks {
 		c := &sc.chunks[ci]
+		if c.skip {
+			continue
+		}
 		if !c.slow {
 			c.st.spans += c.n
 			c.st.bytes += c.bytes

@@ -53,7 +53,8 @@ type chunk struct {
 	n        int
 	bytes    int64 // sum of spanCost
 	tooLarge bool
-	slow     bool
+	slow     bool    // goes through the ladder
+	skip     bool    // not tracked: no trace budget configured
 	order    []int32 // span indices, filled only when the chunk needs them
 }
 
