@@ -70,7 +70,7 @@ func (s *started) stop(t *testing.T) {
 
 func (s *started) waitRecords(t *testing.T, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return s.logs.LogRecordCount() >= n }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return s.logs.LogRecordCount() >= n }, 30*time.Second, 10*time.Millisecond,
 		"want %d log records", n)
 }
 

@@ -124,10 +124,7 @@ func (b *metricsBuilder) pointAttributes(e *entry.Entry, dst pcommon.Map) {
 	if v, ok := e.Attributes[attrFileName].(string); ok {
 		dst.PutStr(attrFileName, v)
 	}
-	for _, f := range b.preset.fields {
-		if !f.MetricAttribute {
-			continue
-		}
+	for _, f := range b.preset.metricAttrs {
 		if v, ok := e.Attributes[f.Attribute]; ok {
 			putAttr(dst, f.Attribute, v)
 		}

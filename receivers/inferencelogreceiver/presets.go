@@ -79,6 +79,8 @@ type preset struct {
 	operators []operator.Config
 	fields    map[string]*fieldSpec
 	metrics   []*fieldSpec
+	// metricAttrs are the fields copied onto metric points.
+	metricAttrs []*fieldSpec
 }
 
 type presetParams struct {
@@ -135,6 +137,9 @@ func loadPreset(name string, params presetParams) (*preset, error) {
 		p.fields[f.Capture] = f
 		if f.Metric != nil {
 			p.metrics = append(p.metrics, f)
+		}
+		if f.MetricAttribute {
+			p.metricAttrs = append(p.metricAttrs, f)
 		}
 	}
 	return p, nil

@@ -97,7 +97,7 @@ func TestRefusedRecordsCounted(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return counterValue(t, tel, "otelcol_inference_log_records_dropped", attribute.String("reason", reasonRefused)) == 5 &&
 			counterValue(t, tel, "otelcol_inference_log_metric_points", attribute.String("outcome", outcomeDropped)) == 6
-	}, 10*time.Second, 10*time.Millisecond)
+	}, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, lr.Shutdown(context.Background()))
 	require.NoError(t, mr.Shutdown(context.Background()))
 }
