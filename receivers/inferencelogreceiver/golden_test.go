@@ -7,9 +7,11 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // updateGolden rewrites the golden files from the current output:
@@ -65,6 +67,19 @@ func TestPresetGolden(t *testing.T) {
 				opts = append(opts, pmetrictest.IgnoreTimestamp())
 			}
 			require.NoError(t, pmetrictest.CompareMetrics(wantMetrics, metrics, opts...))
+
+			// The receiver's own counters account for every line and point.
+			preset := attribute.String("preset", name)
+			parseErrors := 0
+			for i := 0; i < lrs.Len(); i++ {
+				if _, bad := lrs.At(i).Attributes().Get(attrParseError); bad {
+					parseErrors++
+				}
+			}
+			require.Positive(t, parseErrors, "each sample log has malformed lines")
+			assert.Equal(t, int64(parseErrors), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
+			assert.Equal(t, int64(lines-parseErrors), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParsed)))
+			assert.Equal(t, int64(metrics.DataPointCount()), counterValue(t, s.tel, "otelcol_inference_log_metric_points", preset, attribute.String("outcome", outcomeSent)))
 		})
 	}
 }
