@@ -11,7 +11,9 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/input/file"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
 )
 
 // Config is the inference_log receiver's configuration. The file-tailing
@@ -70,7 +72,13 @@ func (c *Config) Validate() error {
 	if c.Metrics.Namespace != "" && !namespacePattern.MatchString(c.Metrics.Namespace) {
 		errs = append(errs, fmt.Errorf("metrics.namespace: %q must be lower-case dot-separated words ([a-z][a-z0-9_]*), or empty", c.Metrics.Namespace))
 	}
-	set := componenttest.NewNopTelemetrySettings()
+	// Operators are built once here, with silent telemetry, so their own
+	// checks (regex syntax, expressions, field names) fail at validation.
+	set := component.TelemetrySettings{
+		Logger:         zap.NewNop(),
+		MeterProvider:  metricnoop.NewMeterProvider(),
+		TracerProvider: tracenoop.NewTracerProvider(),
+	}
 	for i, op := range c.Operators {
 		if op.Builder == nil {
 			errs = append(errs, fmt.Errorf("operators[%d]: missing operator type", i))

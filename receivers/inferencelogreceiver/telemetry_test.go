@@ -49,15 +49,16 @@ func TestMalformedLinesKeptAndCounted(t *testing.T) {
 	good := vllmRequestLines(0, 3)
 	bad := "\x00\x01 binary garbage\n" +
 		"INFO 11-29 17:42:20 [loggers.py:127] Engine 000: Avg prompt throughput: n/a tokens/s\n" +
-		"    at some.continuation(line)\n"
+		"    at some.continuation(line)\n" +
+		"WARNING 11-29 17:42:21 a record without its [file:line] header\n"
 	appendFile(t, filepath.Join(dir, "vllm.log"), good+bad)
 	s := startReceiver(t, testConfig("vllm", filepath.Join(dir, "*.log")), componenttest.NewNopHost())
-	s.waitRecords(t, 6)
+	s.waitRecords(t, 7)
 	s.stop(t)
 
 	logs := mergeLogs(s.logs.AllLogs())
 	lrs := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
-	require.Equal(t, 6, lrs.Len())
+	require.Equal(t, 7, lrs.Len())
 	withError := 0
 	for i := 0; i < lrs.Len(); i++ {
 		lr := lrs.At(i)
@@ -67,10 +68,10 @@ func TestMalformedLinesKeptAndCounted(t *testing.T) {
 			assert.NotEmpty(t, lr.Body().Str(), "raw body kept")
 		}
 	}
-	assert.Equal(t, 3, withError)
+	assert.Equal(t, 4, withError)
 	preset := attribute.String("preset", "vllm")
 	assert.Equal(t, int64(3), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParsed)))
-	assert.Equal(t, int64(3), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
+	assert.Equal(t, int64(4), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
 	assert.Zero(t, counterValue(t, s.tel, "otelcol_inference_log_records_dropped"))
 }
 
