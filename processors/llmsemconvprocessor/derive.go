@@ -2,6 +2,7 @@ package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/proces
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -121,7 +122,7 @@ func (n *normalizer) collectEvents(it *item, s *scratch) {
 
 func partsToAny(parts []msgPart) []any {
 	var out []any
-	if err := json.Unmarshal([]byte(marshalJSON(parts)), &out); err != nil {
+	if err := json.Unmarshal(appendParts(nil, parts), &out); err != nil {
 		return nil
 	}
 	return out
@@ -161,10 +162,13 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 		if value == "" {
 			return
 		}
-		var src []string
-		for _, k := range keys {
-			if k != eventMessageSynthKey {
-				src = append(src, k)
+		src := keys
+		if slices.Contains(keys, eventMessageSynthKey) {
+			src = nil
+			for _, k := range keys {
+				if k != eventMessageSynthKey {
+					src = append(src, k)
+				}
 			}
 		}
 		// Under a content policy other than keep, the foreign originals must

@@ -91,9 +91,9 @@ func appendParts(b []byte, parts []msgPart) []byte {
 		b = append(b, '{')
 		b = appendField(b, true, "type")
 		b = appendString(b, p.Type)
-		if p.Content != nil {
+		if p.HasContent || p.Content != "" {
 			b = appendField(b, false, "content")
-			b = appendString(b, *p.Content)
+			b = appendString(b, p.Content)
 		}
 		if p.ID != "" {
 			b = appendField(b, false, "id")

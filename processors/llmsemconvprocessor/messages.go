@@ -13,14 +13,16 @@ import (
 // each message has a role and a list of typed parts.
 
 type msgPart struct {
-	Type      string          `json:"type"`
-	Content   *string         `json:"content,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Response  json.RawMessage `json:"response,omitempty"`
-	Modality  string          `json:"modality,omitempty"`
-	URI       string          `json:"uri,omitempty"`
+	Type    string `json:"type"`
+	Content string `json:"content,omitempty"`
+	// HasContent writes content even when empty (text and reasoning parts).
+	HasContent bool            `json:"-"`
+	ID         string          `json:"id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	Response   json.RawMessage `json:"response,omitempty"`
+	Modality   string          `json:"modality,omitempty"`
+	URI        string          `json:"uri,omitempty"`
 }
 
 type message struct {
@@ -37,7 +39,7 @@ type toolDef struct {
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-func textPart(s string) msgPart { return msgPart{Type: "text", Content: &s} }
+func textPart(s string) msgPart { return msgPart{Type: "text", Content: s, HasContent: true} }
 
 // rawJSON keeps s as JSON when it is a JSON value, else as a JSON string.
 func rawJSON(s string) json.RawMessage {
@@ -379,7 +381,7 @@ func partsFromAny(arr []any) ([]msgPart, bool) {
 			parts = append(parts, textPart(str(m, "text", "content")))
 		case "reasoning":
 			c := str(m, "text", "content")
-			parts = append(parts, msgPart{Type: "reasoning", Content: &c})
+			parts = append(parts, msgPart{Type: "reasoning", Content: c, HasContent: true})
 		case "image_url":
 			u := str(m, "url")
 			if iu, ok := m["image_url"].(map[string]any); ok {
@@ -415,7 +417,7 @@ func partsFromAny(arr []any) ([]msgPart, bool) {
 			}
 			raw, _ := json.Marshal(m)
 			c := string(raw)
-			parts = append(parts, msgPart{Type: typ, Content: &c})
+			parts = append(parts, msgPart{Type: typ, Content: c, HasContent: true})
 		}
 	}
 	return parts, true
@@ -543,6 +545,8 @@ type msgBuilder struct {
 	free    []*indexedAcc // accumulators kept for the next item
 	exact   []exactMsg
 	buf     []byte // JSON output buffer, reused
+	// key lists of the last build, reused
+	inKeys, outKeys, toolKeys []string
 }
 
 type exactMsg struct {
@@ -601,7 +605,8 @@ type builtMessages struct {
 // build assembles the messages. finish gives the span-level finish reasons
 // (already normalized) and mapFinish normalizes per-message ones.
 func (b *msgBuilder) build(finish []string, mapFinish func(string) string) builtMessages {
-	var res builtMessages
+	res := builtMessages{inputKeys: b.inKeys[:0], outputKeys: b.outKeys[:0], toolKeys: b.toolKeys[:0]}
+	defer func() { b.inKeys, b.outKeys, b.toolKeys = res.inputKeys, res.outputKeys, res.toolKeys }()
 	var in, out []message
 	var sys []msgPart
 	var tools []toolDef

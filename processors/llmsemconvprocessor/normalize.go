@@ -408,7 +408,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 					st.attr(r.dialect, attrUnmappedOutcome)
 					return true
 				}
-				cv, ok := r.convert(rawOf(v), it.start)
+				cv, ok := r.convertValue(v, it.start)
 				if !ok {
 					s.unmapped = append(s.unmapped, k)
 					st.attr(r.dialect, attrInvalid)

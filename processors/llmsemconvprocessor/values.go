@@ -146,13 +146,7 @@ func (r *rule) convert(x any, start pcommon.Timestamp) (val, bool) {
 		if !ok {
 			return val{}, false
 		}
-		switch {
-		case r.divisor != 0:
-			d /= r.divisor
-		case r.scale != 0:
-			d *= r.scale
-		}
-		return val{kind: typeDouble, d: d}, true
+		return val{kind: typeDouble, d: r.scaled(d)}, true
 	case typeBool:
 		b, ok := toBool(x)
 		return val{kind: typeBool, b: b}, ok
@@ -226,17 +220,71 @@ func toInt(x any) (int64, bool) {
 			return int64(t), true
 		}
 	case json.Number:
-		return toInt(string(t))
+		return intFromString(string(t))
 	case string:
-		s := strings.TrimSpace(t)
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return i, true
-		}
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return toInt(f)
-		}
+		return intFromString(t)
 	}
 	return 0, false
+}
+
+func intFromString(t string) (int64, bool) {
+	s := strings.TrimSpace(t)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i, true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+func floatFromString(t string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+func (r *rule) scaled(d float64) float64 {
+	switch {
+	case r.divisor != 0:
+		return d / r.divisor
+	case r.scale != 0:
+		return d * r.scale
+	}
+	return d
+}
+
+// convertValue is convert for an attribute value; the common cases do not
+// box the value into an interface.
+func (r *rule) convertValue(v pcommon.Value, start pcommon.Timestamp) (val, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		switch r.typ {
+		case typeString:
+			return val{kind: typeString, s: r.mapValue(v.Str())}, true
+		case typeInt:
+			i, ok := intFromString(v.Str())
+			return val{kind: typeInt, i: i}, ok
+		case typeDouble:
+			d, ok := floatFromString(v.Str())
+			return val{kind: typeDouble, d: r.scaled(d)}, ok
+		}
+	case pcommon.ValueTypeInt:
+		switch r.typ {
+		case typeInt:
+			return val{kind: typeInt, i: v.Int()}, true
+		case typeDouble:
+			return val{kind: typeDouble, d: r.scaled(float64(v.Int()))}, true
+		}
+	case pcommon.ValueTypeDouble:
+		if r.typ == typeDouble {
+			d := v.Double()
+			if math.IsNaN(d) || math.IsInf(d, 0) {
+				return val{}, false
+			}
+			return val{kind: typeDouble, d: r.scaled(d)}, true
+		}
+	}
+	return r.convert(rawOf(v), start)
 }
 
 func toFloat(x any) (float64, bool) {
@@ -246,10 +294,9 @@ func toFloat(x any) (float64, bool) {
 	case int64:
 		return float64(t), true
 	case json.Number:
-		return toFloat(string(t))
+		return floatFromString(string(t))
 	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+		return floatFromString(t)
 	}
 	return 0, false
 }
