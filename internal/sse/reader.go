@@ -129,6 +129,16 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// Buffered returns the number of bytes read from the stream and not yet
+// parsed, not counting the LF of a CRLF already consumed.
+func (r *Reader) Buffered() int {
+	n := r.end - r.start
+	if r.skipLF && n > 0 && r.buf[r.start] == '\n' {
+		n--
+	}
+	return n
+}
+
 // line returns the next complete line without its terminator. ok is false
 // when more input had to be read and the caller should call again.
 func (r *Reader) line() ([]byte, bool, error) {

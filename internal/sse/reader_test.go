@@ -95,6 +95,21 @@ func TestReaderDoesNotWaitToFill(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF)
 }
 
+func TestReaderBuffered(t *testing.T) {
+	rd := NewReader(strings.NewReader("data: a\r\n\r\ndata: b\n\nxyz"), 0)
+	_, err := rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, len("data: b\n\nxyz"), rd.Buffered())
+	_, err = rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, 3, rd.Buffered())
+
+	rd = NewReader(strings.NewReader("data: a\r\n\r\n"), 0)
+	_, err = rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, 0, rd.Buffered(), "the LF of the final CRLF is not left over")
+}
+
 func TestReaderErrorIsSticky(t *testing.T) {
 	rd := NewReader(iotest.ErrReader(errors.New("boom")), 0)
 	_, err := rd.Next()

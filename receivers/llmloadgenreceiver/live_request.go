@@ -286,15 +286,19 @@ loop:
 		}
 		res.Events++
 		res.Comments += ev.Comments
-		if res.DoneSeen {
-			res.fail(errTypeEventOrder, errors.New("event after data: [DONE]"))
-			continue
-		}
 		if sse.IsDone(ev.Data) {
 			res.DoneSeen = true
 			res.End = ev.Time
+			// The measurement is complete. Read the body's end (the chunked
+			// terminator follows [DONE] at once) so the connection goes back
+			// to the idle pool instead of being closed; bounded in bytes and
+			// time, and anything found there is out of order.
+			pt.arm(min(t.Idle, time.Second), errIdleTimeout)
+			n, _ := io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+			if n += int64(rd.Buffered()); n > 0 {
+				res.fail(errTypeEventOrder, fmt.Errorf("%d bytes after data: [DONE]", n))
+			}
 			pt.stop()
-			// The stream is complete; do not wait for the server to close it.
 			break loop
 		}
 		// Every event restarts the idle timer; the TTFT timer stays armed
