@@ -111,6 +111,8 @@ func TestComponentsMatchManifest(t *testing.T) {
 		"debug", "otlp_grpc", "otlp_http", "prometheus_remote_write",
 		"span_metrics",
 		"health_check", "pprof", "zpages", "file_storage",
+		// ours
+		"llm_loadgen", "nvidia_gpu", "inference_log", "llm_semconv", "span_guard", "llm_metrics", "load_report",
 	} {
 		assert.True(t, names[want], "component type %q is not in the binary", want)
 	}
