@@ -39,7 +39,11 @@ export OTELCOL_LLM_LISTEN_HOST OTELCOL_LLM_OTLP_GRPC_PORT OTELCOL_LLM_OTLP_HTTP_
 # cmd/otelcol-llm is a separate module and `./...` does not descend into it.
 E2E_PKG := ./test/e2e/...
 
-.PHONY: tools build run test lint vet fmt unit e2e deploy-test chart-test rules-test prometheus bench docker clean distclean
+# go-nvml wraps NVML functions that NVML 13 marks deprecated; keep the C
+# compiler's warnings about them out of every build and test log.
+export CGO_CFLAGS ?= -Wno-deprecated-declarations
+
+.PHONY: tools build run test lint vet fmt unit e2e deploy-test chart-test rules-test prometheus chromium bench gpu-check docker clean distclean
 
 ## tools: install the pinned ocb and helm into .tools/
 tools: $(OCB) $(HELM)
@@ -58,6 +62,11 @@ $(HELM):
 prometheus:
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; }
+
+## chromium: install Debian's headless Chromium when missing (the HTML report test opens the report in it)
+chromium:
+	@command -v chromium >/dev/null || { \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
 ## build: generate cmd/otelcol-llm with ocb and compile the otelcol-llm binary (skipped when nothing changed)
 build: $(BIN)
@@ -94,7 +103,7 @@ vet:
 	$(GO) vet -tags e2e $(E2E_PKG)
 	cd deploy/helm/test && $(GO) vet ./...
 
-unit:
+unit: chromium
 	$(GO) test -race -count=1 ./...
 
 e2e: build prometheus
@@ -114,6 +123,10 @@ rules-test: prometheus
 ## bench: run every benchmark of the root module
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
+
+## gpu-check: real-hardware check of nvidia_gpu against nvidia-smi (needs an NVIDIA GPU; not part of make test)
+gpu-check:
+	./scripts/gpu-check.sh
 
 ## docker: build the container image (needs a Docker engine)
 docker:

@@ -192,7 +192,8 @@ func scrape(t *testing.T, url string) string {
 }
 
 // sumSeries adds the values of every sample of metric (with or without the
-// _total suffix) whose labels contain labelMatch; the metric must be there.
+// _total suffix) whose labels contain labelMatch ("" matches every sample);
+// the metric must be there.
 func sumSeries(t *testing.T, exposition, metric, labelMatch string) float64 {
 	t.Helper()
 	sum, found := sumSamples(exposition, metric, labelMatch)
@@ -208,7 +209,9 @@ func sumSeriesOrZero(exposition, metric, labelMatch string) float64 {
 }
 
 func sumSamples(exposition, metric, labelMatch string) (float64, bool) {
-	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(metric) + `(?:_total)?\{([^}]*)\} ([0-9.eE+-]+)$`)
+	// The collector prints its own counters without _total and, when they have
+	// no attributes, without braces; exporters add both.
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(metric) + `(?:_total)?(?:\{([^}]*)\})? ([0-9.eE+-]+)$`)
 	var sum float64
 	found := false
 	for _, m := range re.FindAllStringSubmatch(exposition, -1) {

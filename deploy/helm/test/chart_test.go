@@ -11,6 +11,7 @@ package test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,8 +19,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"context"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
 )
 
 const chartDir = "../otelcol-llm"
@@ -320,4 +320,27 @@ func TestRenderErrorsNameTheValue(t *testing.T) {
 			assert.Contains(t, stderr, tt.want)
 		})
 	}
+}
+
+// TestUpstreamChartExample validates the collector configuration of the
+// example values for the upstream opentelemetry-collector chart with the
+// built binary, as that chart would run it.
+func TestUpstreamChartExample(t *testing.T) {
+	raw, err := os.ReadFile("../examples/upstream-chart-values.yaml")
+	require.NoError(t, err)
+	var values struct {
+		Command struct {
+			Name string `json:"name"`
+		} `json:"command"`
+		AlternateConfig map[string]any `json:"alternateConfig"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &values))
+	assert.Equal(t, "otelcol-llm", values.Command.Name, "the image keeps the binary at /otelcol-llm")
+	require.NotEmpty(t, values.AlternateConfig)
+	cfg, err := yaml.Marshal(values.AlternateConfig)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "relay.yaml")
+	require.NoError(t, os.WriteFile(path, cfg, 0o600))
+	out, errOut, err := run(t, []string{"MY_POD_IP=127.0.0.1"}, tool(t, "OTELCOL_LLM_BINARY"), "validate", "--config", "file:"+path)
+	require.NoError(t, err, "otelcol-llm validate:\n%s%s", out, errOut)
 }
