@@ -40,7 +40,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 cpu_of() { awk '{print $14+$15}' "/proc/$1/stat"; }   # clock ticks
 tck=$(getconf CLK_TCK)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[[ -n ${KEEP:-} ]] && echo "logs kept in $work" || rm -rf "$work"' EXIT
 
 common_service() {
   cat <<YAML
