@@ -85,6 +85,7 @@ run: build
 	@echo "  OTLP/HTTP      http://$(OTELCOL_LLM_LISTEN_HOST):$(OTELCOL_LLM_OTLP_HTTP_PORT)/v1/{traces,metrics,logs}"
 	@echo "  health check   http://$(OTELCOL_LLM_LISTEN_HOST):$(OTELCOL_LLM_HEALTH_PORT)/"
 	@echo "  self-metrics   http://$(OTELCOL_LLM_LISTEN_HOST):$(OTELCOL_LLM_METRICS_PORT)/metrics"
+	@echo "  data source    llm_loadgen synthetic LLM traffic at $${OTELCOL_LLM_LOADGEN_RATE:-5} req/s (OTELCOL_LLM_LOADGEN_RATE), printed by the debug exporter"
 	@echo "  stop with Ctrl-C"
 	exec ./$(BIN) --config builtin:default
 

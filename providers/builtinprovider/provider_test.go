@@ -1,6 +1,7 @@
 package builtinprovider
 
 import (
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 
@@ -9,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.uber.org/goleak"
+
+	otelcolllm "github.com/otelcol-llm/otelcol-llm"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,16 +24,24 @@ func TestValidateProviderScheme(t *testing.T) {
 	assert.NoError(t, confmaptest.ValidateProviderScheme(newTestProvider()))
 }
 
-func TestRetrieveDefault(t *testing.T) {
+// TestRetrieveServesShippedConfigs checks that every builtin name serves the
+// same configuration as its file under testdata/configs.
+func TestRetrieveServesShippedConfigs(t *testing.T) {
+	names := Names(otelcolllm.Configs, otelcolllm.ConfigDir)
+	require.Contains(t, names, "default")
 	p := newTestProvider()
-	ret, err := p.Retrieve(t.Context(), "builtin:default", nil)
-	require.NoError(t, err)
-	conf, err := ret.AsConf()
-	require.NoError(t, err)
-	// The default pipeline is the one README and `make run` describe.
-	assert.Equal(t, []any{"otlp"}, conf.Get("service::pipelines::traces::receivers"))
-	assert.Equal(t, []any{"memory_limiter", "batch"}, conf.Get("service::pipelines::traces::processors"))
-	assert.Equal(t, []any{"health_check"}, conf.Get("service::extensions"))
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			ret, err := p.Retrieve(t.Context(), "builtin:"+name, nil)
+			require.NoError(t, err)
+			got, err := ret.AsConf()
+			require.NoError(t, err)
+			want, err := confmaptest.LoadConf(filepath.Join("..", "..", otelcolllm.ConfigDir, name+".yaml"))
+			require.NoError(t, err)
+			assert.Equal(t, want.ToStringMap(), got.ToStringMap())
+			assert.True(t, got.IsSet("service::pipelines"), "a shipped config defines pipelines")
+		})
+	}
 	require.NoError(t, p.Shutdown(t.Context()))
 }
 
