@@ -149,11 +149,12 @@ func (r *liveResult) traceparent() string {
 }
 
 // phaseTimer turns the phase timeouts into one context cancellation with a
-// cause naming the phase that expired.
+// cause naming the phase that expired. One timer serves every phase of a
+// request: arming it again resets it.
 type phaseTimer struct {
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
-	phase  error
+	phase  atomic.Pointer[error]
 }
 
 var (
@@ -163,13 +164,12 @@ var (
 )
 
 func (p *phaseTimer) arm(d time.Duration, phase error) {
-	p.phase = phase
+	p.phase.Store(&phase)
 	if p.timer == nil {
-		p.timer = time.AfterFunc(d, func() { p.cancel(phase) })
+		p.timer = time.AfterFunc(d, func() { p.cancel(*p.phase.Load()) })
 		return
 	}
-	p.timer.Stop()
-	p.timer = time.AfterFunc(d, func() { p.cancel(phase) })
+	p.timer.Reset(d)
 }
 
 func (p *phaseTimer) stop() {
