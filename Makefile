@@ -43,7 +43,7 @@ E2E_PKG := ./test/e2e/...
 # compiler's warnings about them out of every build and test log.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: tools build run test lint vet fmt unit e2e deploy-test chart-test rules-test prometheus chromium bench gpu-check docker clean distclean
+.PHONY: tools build run test lint vet fmt unit e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
 
 ## tools: install the pinned ocb and helm into .tools/
 tools: $(OCB) $(HELM)
@@ -73,7 +73,7 @@ build: $(BIN)
 
 $(BIN): $(OCB) $(SOURCES)
 	mkdir -p cmd
-	flock $(TOOLS_DIR)/build.lock $(OCB) --config builder-config.yaml > $(TOOLS_DIR)/build.log 2>&1 \
+	flock $(TOOLS_DIR)/build.lock sh -c '$(OCB) --config builder-config.yaml > $(TOOLS_DIR)/build.log 2>&1' \
 	  || { tail -n 40 $(TOOLS_DIR)/build.log; exit 1; }
 	touch $@
 	@echo "built $@ ($$(du -h $@ | cut -f1))"
@@ -121,9 +121,26 @@ rules-test: prometheus
 	promtool check rules deploy/prometheus/rules.yaml
 	cd deploy/prometheus && promtool test rules rules_test.yaml
 
-## bench: run every benchmark of the root module
-bench:
+## bench: every benchmark of the root module, then the anchor comparisons that run outside it
+bench: bench-go bench-anchors
+
+bench-go: locust
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
+
+# llm_semconv vs OTTL (contrib transformprocessor in its own module under
+# bench/ottl), and llm_loadgen vs telemetrygen through the built collector.
+bench-anchors: build
+	bench/ottl/compare.sh 3 2000x
+	receivers/llmloadgenreceiver/scripts/compare-telemetrygen.sh 15
+
+## locust: install Debian's Locust when missing (the live-mode benchmark runs it against mockllm)
+locust:
+	@command -v locust >/dev/null || { \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-locust; }
+
+## mockllm: build the OpenAI-compatible mock server into bin/mockllm
+mockllm:
+	$(GO) build -o bin/mockllm ./cmd/mockllm
 
 ## gpu-check: real-hardware check of nvidia_gpu against nvidia-smi (needs an NVIDIA GPU; not part of make test)
 gpu-check:
@@ -134,7 +151,7 @@ docker:
 	docker build -t $(IMAGE) --build-arg VERSION=$(VERSION) .
 
 clean:
-	rm -rf $(DIST_DIR)
+	rm -rf $(DIST_DIR) bin
 
 distclean: clean
 	rm -rf $(TOOLS_DIR)
