@@ -11,72 +11,35 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
-	"google.golang.org/grpc"
 )
 
-// otlpSink is an OTLP/gRPC trace server that counts every span it receives,
-// per service.name and by span id, so duplicates and losses both show.
-type otlpSink struct {
-	ptraceotlp.UnimplementedGRPCServer
-	mu       sync.Mutex
-	spans    map[string]map[string]int // service.name -> span id -> count
-	services map[string]int            // service.name -> spans received
-}
-
-func (s *otlpSink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rss := req.Traces().ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		service := ""
-		if v, ok := rss.At(i).Resource().Attributes().Get("service.name"); ok {
-			service = v.AsString()
+// serviceSpans returns the spans sink received from service and how many
+// distinct span ids they carried, so duplicates and losses both show.
+func serviceSpans(sink *OTLPSink, service string) (total, distinct int) {
+	ids := map[pcommon.SpanID]bool{}
+	sink.EachSpan(func(res pcommon.Resource, sp ptrace.Span) {
+		name := ""
+		if v, ok := res.Attributes().Get("service.name"); ok {
+			name = v.AsString()
 		}
-		if s.spans[service] == nil {
-			s.spans[service] = map[string]int{}
+		if name != service {
+			return
 		}
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				s.spans[service][spans.At(k).SpanID().String()]++
-				s.services[service]++
-			}
-		}
-	}
-	return ptraceotlp.NewExportResponse(), nil
-}
-
-// counts returns the spans received from service and how many distinct span
-// ids they carried.
-func (s *otlpSink) counts(service string) (total, distinct int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.services[service], len(s.spans[service])
-}
-
-// startOTLPSink serves an OTLP/gRPC trace endpoint on loopback.
-func startOTLPSink(t *testing.T) (*otlpSink, string) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	sink := &otlpSink{spans: map[string]map[string]int{}, services: map[string]int{}}
-	ptraceotlp.RegisterGRPCServer(srv, sink)
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	return sink, l.Addr().String()
+		total++
+		ids[sp.SpanID()] = true
+	})
+	return total, len(ids)
 }
 
 // forwardOverlay adds an OTLP exporter to the default configuration's trace
@@ -101,7 +64,7 @@ service:
 // arrives exactly once. The collector's own metrics agree, its health check
 // answers, and SIGTERM stops it cleanly.
 func TestDefaultConfigForwardsTraces(t *testing.T) {
-	sink, sinkAddr := startOTLPSink(t)
+	sink, sinkAddr := StartOTLPSink(t)
 	col := StartCollector(t, "--config", "builtin:default", "--config", "file:"+forwardOverlay(t, sinkAddr))
 	col.WaitHealthy(t, 30*time.Second)
 
@@ -110,12 +73,12 @@ func TestDefaultConfigForwardsTraces(t *testing.T) {
 	const want = traces * spansPerTrace
 
 	require.Eventually(t, func() bool {
-		total, _ := sink.counts(e2eService)
+		total, _ := serviceSpans(sink, e2eService)
 		return total >= want
 	}, 30*time.Second, 50*time.Millisecond, "the sink did not receive %d spans", want)
 	// Give a duplicate a chance to show before counting exactly.
 	time.Sleep(500 * time.Millisecond)
-	total, distinct := sink.counts(e2eService)
+	total, distinct := serviceSpans(sink, e2eService)
 	assert.Equal(t, want, total, "spans received by the sink")
 	assert.Equal(t, want, distinct, "distinct span ids received by the sink")
 

@@ -3,107 +3,45 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"google.golang.org/grpc"
 )
 
-// inferenceLogSink is an OTLP/gRPC logs and metrics server that keeps what
-// the inference_log agent forwards: request records by id, stats records,
-// and the values of one derived metric.
-type inferenceLogSink struct {
-	plogotlp.UnimplementedGRPCServer
-	mu       sync.Mutex
-	requests map[string]int // inference.request.id -> records seen
-	stats    int
-	running  []int64 // points of inference_log.vllm.num_requests_running
-}
-
-type inferenceLogMetricSink struct {
-	pmetricotlp.UnimplementedGRPCServer
-	s *inferenceLogSink
-}
-
-func (s *inferenceLogSink) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rls := req.Logs().ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			lrs := sls.At(j).LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				attrs := lrs.At(k).Attributes()
-				if id, ok := attrs.Get("inference.request.id"); ok {
-					s.requests[id.Str()]++
-				}
-				if ev, ok := attrs.Get("event.name"); ok && ev.Str() == "vllm.stats" {
-					if v, ok := attrs.Get("vllm.num_requests_running"); ok && v.Type() == pcommon.ValueTypeInt {
-						s.stats++
-					}
-				}
+// inferenceLogSnapshot returns what the inference_log agent forwarded to
+// sink: request records by id, the number of typed stats records, and the
+// points of inference_log.vllm.num_requests_running.
+func inferenceLogSnapshot(sink *OTLPSink) (requests map[string]int, stats int, running []int64) {
+	requests = map[string]int{}
+	sink.EachLogRecord(func(_ pcommon.Resource, lr plog.LogRecord) {
+		attrs := lr.Attributes()
+		if id, ok := attrs.Get("inference.request.id"); ok {
+			requests[id.Str()]++
+		}
+		if ev, ok := attrs.Get("event.name"); ok && ev.Str() == "vllm.stats" {
+			if v, ok := attrs.Get("vllm.num_requests_running"); ok && v.Type() == pcommon.ValueTypeInt {
+				stats++
 			}
 		}
-	}
-	return plogotlp.NewExportResponse(), nil
-}
-
-func (m *inferenceLogMetricSink) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
-	m.s.mu.Lock()
-	defer m.s.mu.Unlock()
-	rms := req.Metrics().ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				if ms.At(k).Name() != "inference_log.vllm.num_requests_running" || ms.At(k).Type() != pmetric.MetricTypeGauge {
-					continue
-				}
-				dps := ms.At(k).Gauge().DataPoints()
-				for d := 0; d < dps.Len(); d++ {
-					m.s.running = append(m.s.running, dps.At(d).IntValue())
-				}
-			}
+	})
+	sink.EachMetric(func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != "inference_log.vllm.num_requests_running" || m.Type() != pmetric.MetricTypeGauge {
+			return
 		}
-	}
-	return pmetricotlp.NewExportResponse(), nil
-}
-
-func (s *inferenceLogSink) snapshot() (requests map[string]int, stats int, running []int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	requests = make(map[string]int, len(s.requests))
-	for k, v := range s.requests {
-		requests[k] = v
-	}
-	return requests, s.stats, append([]int64(nil), s.running...)
-}
-
-func startInferenceLogSink(t *testing.T) (*inferenceLogSink, string) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	sink := &inferenceLogSink{requests: map[string]int{}}
-	plogotlp.RegisterGRPCServer(srv, sink)
-	pmetricotlp.RegisterGRPCServer(srv, &inferenceLogMetricSink{s: sink})
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	return sink, l.Addr().String()
+		dps := m.Gauge().DataPoints()
+		for d := 0; d < dps.Len(); d++ {
+			running = append(running, dps.At(d).IntValue())
+		}
+	})
+	return requests, stats, running
 }
 
 // vllmChunk is what a vLLM server writes around request i: its request
@@ -136,7 +74,7 @@ func appendLog(t *testing.T, path string, from, to int) {
 // record arrived exactly once, stats lines arrived as typed records, and the
 // running-requests metric carries the logged values.
 func TestInferenceLogTailsGrowingVLLMLog(t *testing.T) {
-	sink, addr := startInferenceLogSink(t)
+	sink, addr := StartOTLPSink(t)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "vllm.log")
 	t.Setenv("OTELCOL_LLM_INFERENCE_LOG_INCLUDE", filepath.Join(dir, "*.log"))
@@ -162,7 +100,7 @@ func TestInferenceLogTailsGrowingVLLMLog(t *testing.T) {
 	time.Sleep(time.Second) // a repeated line would arrive by now
 	require.NoError(t, col.Stop(t, 20*time.Second))
 
-	requests, stats, running := sink.snapshot()
+	requests, stats, running := inferenceLogSnapshot(sink)
 	require.Len(t, requests, 700)
 	for i := 0; i < 700; i++ {
 		assert.Equal(t, 1, requests[fmt.Sprintf("chatcmpl-%06d", i)], "request %d forwarded exactly once", i)
@@ -180,15 +118,15 @@ func TestInferenceLogTailsGrowingVLLMLog(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-func waitRequests(t *testing.T, sink *inferenceLogSink, n int) {
+func waitRequests(t *testing.T, sink *OTLPSink, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if requests, _, _ := sink.snapshot(); len(requests) >= n {
+		if requests, _, _ := inferenceLogSnapshot(sink); len(requests) >= n {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	requests, _, _ := sink.snapshot()
+	requests, _, _ := inferenceLogSnapshot(sink)
 	t.Fatalf("sink holds %d distinct requests after 30s, want %d", len(requests), n)
 }

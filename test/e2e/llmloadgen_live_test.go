@@ -5,17 +5,15 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/grpc"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
 )
@@ -27,69 +25,27 @@ type liveSpan struct {
 	hasTTFT                                     bool
 }
 
-// liveSpanSink is an OTLP/gRPC server that keeps client spans and metric names.
-type liveSpanSink struct {
-	ptraceotlp.UnimplementedGRPCServer
-	mu      sync.Mutex
-	spans   []liveSpan
-	metrics map[string]bool
-}
-
-type liveMetricSink struct {
-	pmetricotlp.UnimplementedGRPCServer
-	s *liveSpanSink
-}
-
-func (s *liveSpanSink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rss := req.Traces().ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			for k := 0; k < sss.At(j).Spans().Len(); k++ {
-				sp := sss.At(j).Spans().At(k)
-				a := sp.Attributes()
-				ls := liveSpan{name: sp.Name(), traceID: sp.TraceID().String(), spanID: sp.SpanID().String()}
-				if v, ok := a.Get("llm_loadgen.request_id"); ok {
-					ls.requestID = v.Str()
-				}
-				if v, ok := a.Get("error.type"); ok {
-					ls.errorType = v.Str()
-				}
-				if v, ok := a.Get("gen_ai.response.time_to_first_chunk"); ok {
-					ls.ttft, ls.hasTTFT = v.Double(), true
-				}
-				s.spans = append(s.spans, ls)
-			}
+// liveSnapshot returns the client spans sink received, in arrival order,
+// and the names of the metrics it received.
+func liveSnapshot(sink *OTLPSink) ([]liveSpan, map[string]bool) {
+	var spans []liveSpan
+	sink.EachSpan(func(_ pcommon.Resource, sp ptrace.Span) {
+		a := sp.Attributes()
+		ls := liveSpan{name: sp.Name(), traceID: sp.TraceID().String(), spanID: sp.SpanID().String()}
+		if v, ok := a.Get("llm_loadgen.request_id"); ok {
+			ls.requestID = v.Str()
 		}
-	}
-	return ptraceotlp.NewExportResponse(), nil
-}
-
-func (m *liveMetricSink) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
-	m.s.mu.Lock()
-	defer m.s.mu.Unlock()
-	rms := req.Metrics().ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			for k := 0; k < sms.At(j).Metrics().Len(); k++ {
-				m.s.metrics[sms.At(j).Metrics().At(k).Name()] = true
-			}
+		if v, ok := a.Get("error.type"); ok {
+			ls.errorType = v.Str()
 		}
-	}
-	return pmetricotlp.NewExportResponse(), nil
-}
-
-func (s *liveSpanSink) snapshot() ([]liveSpan, map[string]bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := make(map[string]bool, len(s.metrics))
-	for k, v := range s.metrics {
-		m[k] = v
-	}
-	return append([]liveSpan(nil), s.spans...), m
+		if v, ok := a.Get("gen_ai.response.time_to_first_chunk"); ok {
+			ls.ttft, ls.hasTTFT = v.Double(), true
+		}
+		spans = append(spans, ls)
+	})
+	metrics := map[string]bool{}
+	sink.EachMetric(func(_ pcommon.Resource, m pmetric.Metric) { metrics[m.Name()] = true })
+	return spans, metrics
 }
 
 // TestLLMLoadgenLiveAgainstMockLLM runs the built collector on
@@ -105,31 +61,24 @@ func TestLLMLoadgenLiveAgainstMockLLM(t *testing.T) {
 	require.NoError(t, mock.Start("127.0.0.1:0"))
 	t.Cleanup(func() { _ = mock.Close() })
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	sink := &liveSpanSink{metrics: map[string]bool{}}
-	ptraceotlp.RegisterGRPCServer(srv, sink)
-	pmetricotlp.RegisterGRPCServer(srv, &liveMetricSink{s: sink})
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
+	sink, sinkAddr := StartOTLPSink(t)
 
 	const requests = 40
 	t.Setenv("OTELCOL_LLM_TARGET_URL", mock.URL()+"/v1")
 	t.Setenv("OTELCOL_LLM_LOADGEN_REQUESTS", fmt.Sprint(requests))
 	t.Setenv("OTELCOL_LLM_LOADGEN_RATE", "40")
-	t.Setenv("OTELCOL_LLM_OTLP_ENDPOINT", l.Addr().String())
+	t.Setenv("OTELCOL_LLM_OTLP_ENDPOINT", sinkAddr)
 	t.Setenv("OTELCOL_LLM_API_KEY", "sk-e2e-secret-never-logged")
 	col := StartCollector(t, "--config", "builtin:loadtest-mock")
 	col.WaitHealthy(t, 30*time.Second)
 
 	require.Eventually(t, func() bool {
-		spans, metrics := sink.snapshot()
+		spans, metrics := liveSnapshot(sink)
 		return len(spans) >= requests && metrics["gen_ai.client.operation.time_to_first_chunk"]
 	}, 60*time.Second, 100*time.Millisecond, "collector output:\n%s", col.Output())
 	require.NoError(t, col.Stop(t, 20*time.Second))
 
-	spans, metrics := sink.snapshot()
+	spans, metrics := liveSnapshot(sink)
 	require.Len(t, spans, requests)
 	for _, sp := range spans {
 		assert.Equal(t, "chat mock-llm", sp.name)

@@ -3,100 +3,30 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/grpc"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// loadgenSink is an OTLP/gRPC server for traces, metrics and logs that counts
-// spans (by span id, so duplicates show), root spans, data points and log
+// loadgenSnapshot counts what sink received: spans, distinct spans (by
+// trace and span id, so duplicates show), root spans, data points and log
 // records.
-type loadgenSink struct {
-	ptraceotlp.UnimplementedGRPCServer
-	mu      sync.Mutex
-	spanIDs map[string]int
-	spans   int
-	roots   int
-	names   map[string]int
-	points  int
-	records int
-}
-
-type loadgenMetricSink struct {
-	pmetricotlp.UnimplementedGRPCServer
-	s *loadgenSink
-}
-
-type loadgenLogSink struct {
-	plogotlp.UnimplementedGRPCServer
-	s *loadgenSink
-}
-
-func (s *loadgenSink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rss := req.Traces().ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				s.spanIDs[sp.TraceID().String()+sp.SpanID().String()]++
-				s.spans++
-				s.names[sp.Name()]++
-				if sp.ParentSpanID().IsEmpty() {
-					s.roots++
-				}
-			}
+func loadgenSnapshot(sink *OTLPSink) (spans, distinct, roots, points, records int) {
+	ids := map[string]bool{}
+	sink.EachSpan(func(_ pcommon.Resource, sp ptrace.Span) {
+		ids[sp.TraceID().String()+sp.SpanID().String()] = true
+		spans++
+		if sp.ParentSpanID().IsEmpty() {
+			roots++
 		}
-	}
-	return ptraceotlp.NewExportResponse(), nil
-}
-
-func (m *loadgenMetricSink) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
-	m.s.mu.Lock()
-	defer m.s.mu.Unlock()
-	m.s.points += req.Metrics().DataPointCount()
-	return pmetricotlp.NewExportResponse(), nil
-}
-
-func (l *loadgenLogSink) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
-	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
-	l.s.records += req.Logs().LogRecordCount()
-	return plogotlp.NewExportResponse(), nil
-}
-
-func (s *loadgenSink) snapshot() (spans, distinct, roots, points, records int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.spans, len(s.spanIDs), s.roots, s.points, s.records
-}
-
-func startLoadgenSink(t *testing.T) (*loadgenSink, string) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	sink := &loadgenSink{spanIDs: map[string]int{}, names: map[string]int{}}
-	ptraceotlp.RegisterGRPCServer(srv, sink)
-	pmetricotlp.RegisterGRPCServer(srv, &loadgenMetricSink{s: sink})
-	plogotlp.RegisterGRPCServer(srv, &loadgenLogSink{s: sink})
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	return sink, l.Addr().String()
+	})
+	return spans, len(ids), roots, sink.DataPointCount(), sink.LogRecordCount()
 }
 
 // fastModels overrides the models of builtin:synthetic-load with short
@@ -138,7 +68,7 @@ func TestLLMLoadgenSyntheticBoundedRun(t *testing.T) {
 	for _, timing := range []string{"as_fast_as_possible", "realtime"} {
 		t.Run(timing, func(t *testing.T) {
 			const requests = 300
-			sink, addr := startLoadgenSink(t)
+			sink, addr := StartOTLPSink(t)
 			t.Setenv("OTELCOL_LLM_OTLP_ENDPOINT", addr)
 			t.Setenv("OTELCOL_LLM_LOADGEN_REQUESTS", fmt.Sprint(requests))
 			t.Setenv("OTELCOL_LLM_LOADGEN_TIMING", timing)
@@ -164,14 +94,13 @@ func TestLLMLoadgenSyntheticBoundedRun(t *testing.T) {
 				emittedSpans = sumSeriesOrZero(m, "otelcol_llm_loadgen_emitted", `signal="traces"`)
 				emittedPoints = sumSeriesOrZero(m, "otelcol_llm_loadgen_emitted", `signal="metrics"`)
 				emittedRecords = sumSeriesOrZero(m, "otelcol_llm_loadgen_emitted", `signal="logs"`)
-				spans, _, _, points, records := sink.snapshot()
-				return emittedSpans > 0 && float64(spans) == emittedSpans &&
-					float64(points) == emittedPoints && float64(records) == emittedRecords
+				return emittedSpans > 0 && float64(sink.SpanCount()) == emittedSpans &&
+					float64(sink.DataPointCount()) == emittedPoints && float64(sink.LogRecordCount()) == emittedRecords
 			}, 30*time.Second, 100*time.Millisecond, "sink and self-metrics disagree")
 
 			// Nothing more arrives: the run is over but the collector is up.
 			time.Sleep(time.Second)
-			spans, distinct, roots, points, records := sink.snapshot()
+			spans, distinct, roots, points, records := loadgenSnapshot(sink)
 			assert.Equal(t, emittedSpans, float64(spans), "spans at the sink vs otelcol_llm_loadgen_emitted{signal=traces}")
 			assert.Equal(t, spans, distinct, "every span arrives once")
 			assert.Equal(t, requests, roots, "one root span per request")

@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,78 +20,11 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// semconvSink is an OTLP/gRPC trace and log server that keeps every span and
-// log record it receives, by name.
-type semconvSink struct {
-	ptraceotlp.UnimplementedGRPCServer
-	mu    sync.Mutex
-	spans map[string]ptrace.Span
-	logs  []plog.LogRecord
-}
-
-type semconvLogSink struct {
-	plogotlp.UnimplementedGRPCServer
-	s *semconvSink
-}
-
-func (s *semconvSink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rss := req.Traces().ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			for k := 0; k < sss.At(j).Spans().Len(); k++ {
-				sp := ptrace.NewSpan()
-				sss.At(j).Spans().At(k).CopyTo(sp)
-				s.spans[sp.SpanID().String()] = sp
-			}
-		}
-	}
-	return ptraceotlp.NewExportResponse(), nil
-}
-
-func (l *semconvLogSink) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
-	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
-	rls := req.Logs().ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			for k := 0; k < sls.At(j).LogRecords().Len(); k++ {
-				lr := plog.NewLogRecord()
-				sls.At(j).LogRecords().At(k).CopyTo(lr)
-				l.s.logs = append(l.s.logs, lr)
-			}
-		}
-	}
-	return plogotlp.NewExportResponse(), nil
-}
-
-func (s *semconvSink) counts() (int, int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.spans), len(s.logs)
-}
-
-func (s *semconvSink) span(id pcommon.SpanID) (ptrace.Span, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp, ok := s.spans[id.String()]
-	return sp, ok
-}
-
-func startSemconvSink(t *testing.T) (*semconvSink, string) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	sink := &semconvSink{spans: map[string]ptrace.Span{}}
-	ptraceotlp.RegisterGRPCServer(srv, sink)
-	plogotlp.RegisterGRPCServer(srv, &semconvLogSink{s: sink})
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	return sink, l.Addr().String()
+// semconvSpans returns the spans sink received, by span id.
+func semconvSpans(sink *OTLPSink) map[pcommon.SpanID]ptrace.Span {
+	spans := map[pcommon.SpanID]ptrace.Span{}
+	sink.EachSpan(func(_ pcommon.Resource, sp ptrace.Span) { spans[sp.SpanID()] = sp })
+	return spans
 }
 
 // semconvInput builds spans shaped like OpenInference and OpenLLMetry output,
@@ -155,7 +86,7 @@ func semconvInput(n int) ptrace.Traces {
 // and a legacy log record through builtin:normalize and checks the GenAI
 // conventions at an OTLP sink, and the processor's counters.
 func TestLLMSemconvNormalizesOverOTLP(t *testing.T) {
-	sink, sinkAddr := startSemconvSink(t)
+	sink, sinkAddr := StartOTLPSink(t)
 	t.Setenv("OTELCOL_LLM_UPSTREAM_ENDPOINT", sinkAddr)
 	col := StartCollector(t, "--config", "builtin:normalize")
 	col.WaitHealthy(t, 30*time.Second)
@@ -178,14 +109,13 @@ func TestLLMSemconvNormalizesOverOTLP(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Eventually(t, func() bool {
-		spans, logs := sink.counts()
-		return spans >= 3*n && logs >= 1
+		return len(semconvSpans(sink)) >= 3*n && sink.LogRecordCount() >= 1
 	}, 30*time.Second, 50*time.Millisecond, "the sink did not receive everything")
-	spans, logs := sink.counts()
-	assert.Equal(t, 3*n, spans)
-	assert.Equal(t, 1, logs)
+	spans := semconvSpans(sink)
+	assert.Equal(t, 3*n, len(spans))
+	assert.Equal(t, 1, sink.LogRecordCount())
 
-	oi, ok := sink.span(pcommon.SpanID{1, 1})
+	oi, ok := spans[pcommon.SpanID{1, 1}]
 	require.True(t, ok)
 	assert.Equal(t, "chat gpt-4o-mini", oi.Name())
 	assert.Equal(t, ptrace.SpanKindClient, oi.Kind())
@@ -216,7 +146,7 @@ func TestLLMSemconvNormalizesOverOTLP(t *testing.T) {
 	require.Len(t, out, 1)
 	assert.Equal(t, "stop", out[0]["finish_reason"])
 
-	ol, ok := sink.span(pcommon.SpanID{1, 2})
+	ol, ok := spans[pcommon.SpanID{1, 2}]
 	require.True(t, ok)
 	assert.Equal(t, "chat claude-3-5-haiku", ol.Name())
 	gotOL := ol.Attributes().AsRaw()
@@ -226,13 +156,13 @@ func TestLLMSemconvNormalizesOverOTLP(t *testing.T) {
 	assert.Contains(t, gotOL["gen_ai.output.messages"], `"finish_reason":"stop"`)
 	assert.NotContains(t, gotOL, "gen_ai.prompt.0.content")
 
-	plain, ok := sink.span(pcommon.SpanID{1, 3})
+	plain, ok := spans[pcommon.SpanID{1, 3}]
 	require.True(t, ok)
 	assert.Equal(t, map[string]any{"http.request.method": "GET"}, plain.Attributes().AsRaw(), "a span with nothing to map passes unchanged")
 
-	sink.mu.Lock()
-	logAttrs := sink.logs[0].Attributes().AsRaw()
-	sink.mu.Unlock()
+	var records []plog.LogRecord
+	sink.EachLogRecord(func(_ pcommon.Resource, lr plog.LogRecord) { records = append(records, lr) })
+	logAttrs := records[0].Attributes().AsRaw()
 	assert.Equal(t, "azure.ai.inference", logAttrs["gen_ai.provider.name"])
 	assert.Equal(t, int64(42), logAttrs["gen_ai.usage.output_tokens"])
 

@@ -6,11 +6,7 @@ import (
 	"context"
 	encbin "encoding/binary"
 	"fmt"
-	"net"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,58 +19,16 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// spanGuardSink is an OTLP/gRPC trace server that keeps the spans it receives.
-type spanGuardSink struct {
-	ptraceotlp.UnimplementedGRPCServer
-	mu      sync.Mutex
-	spans   map[pcommon.SpanID]ptrace.Span
-	total   int
-	largest int // largest request body, in bytes
-}
-
-func (s *spanGuardSink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	body, err := req.MarshalProto()
-	if err == nil && len(body) > s.largest {
-		s.largest = len(body)
-	}
-	rss := req.Traces().ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := ptrace.NewSpan()
-				spans.At(k).CopyTo(sp)
-				s.spans[sp.SpanID()] = sp
-				s.total++
-			}
-		}
-	}
-	return ptraceotlp.NewExportResponse(), nil
-}
-
-func (s *spanGuardSink) snapshot() (map[pcommon.SpanID]ptrace.Span, int, int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[pcommon.SpanID]ptrace.Span, len(s.spans))
-	for k, v := range s.spans {
-		out[k] = v
-	}
-	return out, s.total, s.largest
-}
-
-func startSpanGuardSink(t *testing.T) (*spanGuardSink, string) {
-	t.Helper()
-	sink := &spanGuardSink{spans: map[pcommon.SpanID]ptrace.Span{}}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(16 << 20))
-	ptraceotlp.RegisterGRPCServer(srv, sink)
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	return sink, l.Addr().String()
+// spanGuardSpans returns the spans sink received by span id and how many it
+// received in all, duplicates included.
+func spanGuardSpans(sink *OTLPSink) (map[pcommon.SpanID]ptrace.Span, int) {
+	spans := map[pcommon.SpanID]ptrace.Span{}
+	received := 0
+	sink.EachSpan(func(_ pcommon.Resource, sp ptrace.Span) {
+		spans[sp.SpanID()] = sp
+		received++
+	})
+	return spans, received
 }
 
 // spanGuardExplosion builds an agent-loop trace of `steps` steps (a model
@@ -145,7 +99,7 @@ func spanGuardExplosion(traceByte byte, steps, per int) (reqs []ptrace.Traces, r
 // every span, and that the self-metrics endpoint shows the conservation law.
 func TestSpanGuardGatewayBoundsExplosion(t *testing.T) {
 	const budget = 300
-	sink, sinkAddr := startSpanGuardSink(t)
+	sink, sinkAddr := StartOTLPSink(t)
 	t.Setenv("OTELCOL_LLM_UPSTREAM_ENDPOINT", sinkAddr)
 	t.Setenv("OTELCOL_LLM_TRACE_MAX_SPANS", fmt.Sprint(budget))
 	t.Setenv("OTELCOL_LLM_TRACE_WINDOW", "2s")
@@ -167,7 +121,7 @@ func TestSpanGuardGatewayBoundsExplosion(t *testing.T) {
 	// The summary span comes when the trace's 2 s window ends.
 	var summary ptrace.Span
 	require.Eventually(t, func() bool {
-		spans, _, _ := sink.snapshot()
+		spans, _ := spanGuardSpans(sink)
 		for _, s := range spans {
 			if s.Name() == "span_guard.summary" {
 				summary = s
@@ -176,7 +130,8 @@ func TestSpanGuardGatewayBoundsExplosion(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 100*time.Millisecond, "no summary span reached the sink")
-	spans, received, largest := sink.snapshot()
+	spans, received := spanGuardSpans(sink)
+	largest := sink.LargestTraceRequest()
 	assert.Equal(t, len(spans), received, "no span delivered twice")
 	assert.LessOrEqual(t, len(spans), budget+1, "budget plus the summary")
 	assert.Less(t, largest, 3145728+1, "no request over max_batch_bytes")
@@ -214,34 +169,17 @@ func TestSpanGuardGatewayBoundsExplosion(t *testing.T) {
 		if !strings.Contains(m, "otelcol_span_guard_spans_dropped") {
 			return false
 		}
-		recv = spanGuardSeries(m, "otelcol_span_guard_spans_received", "")
-		fwd = spanGuardSeries(m, "otelcol_span_guard_spans_forwarded", "")
-		dropped = spanGuardSeries(m, "otelcol_span_guard_spans_dropped", `reason="span_budget"`)
+		recv = sumSeriesOrZero(m, "otelcol_span_guard_spans_received", "")
+		fwd = sumSeriesOrZero(m, "otelcol_span_guard_spans_forwarded", "")
+		dropped = sumSeriesOrZero(m, "otelcol_span_guard_spans_dropped", `reason="span_budget"`)
 		return recv == float64(total) && fwd+dropped == recv
 	}, 10*time.Second, 200*time.Millisecond, "self-metrics: received %v forwarded %v dropped %v", recv, fwd, dropped)
 	assert.Equal(t, float64(len(spans)-1), fwd)
 	m := scrape(t, url)
-	assert.Equal(t, 1.0, spanGuardSeries(m, "otelcol_span_guard_summary_spans", `outcome="forwarded"`))
-	assert.Equal(t, 1.0, spanGuardSeries(m, "otelcol_span_guard_traces_over_budget", ""))
-	assert.Zero(t, spanGuardSeries(m, "otelcol_span_guard_held_spans", ""))
-	assert.Equal(t, 1.0, spanGuardSeries(m, "otelcol_span_guard_attribute_values_truncated", ""))
+	assert.Equal(t, 1.0, sumSeries(t, m, "otelcol_span_guard_summary_spans", `outcome="forwarded"`))
+	assert.Equal(t, 1.0, sumSeries(t, m, "otelcol_span_guard_traces_over_budget", ""))
+	assert.Zero(t, sumSeriesOrZero(m, "otelcol_span_guard_held_spans", ""))
+	assert.Equal(t, 1.0, sumSeries(t, m, "otelcol_span_guard_attribute_values_truncated", ""))
 
 	require.NoError(t, col.Stop(t, 15*time.Second), "collector did not exit cleanly:\n%s", col.Output())
-}
-
-// spanGuardSeries adds the samples of metric (with or without the _total
-// suffix, with or without labels) whose labels contain labelMatch.
-func spanGuardSeries(exposition, metric, labelMatch string) float64 {
-	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(metric) + `(?:_total)?(?:\{([^}]*)\})? ([0-9.eE+-]+)$`)
-	var sum float64
-	for _, m := range re.FindAllStringSubmatch(exposition, -1) {
-		if !strings.Contains(m[1], labelMatch) {
-			continue
-		}
-		v, err := strconv.ParseFloat(m[2], 64)
-		if err == nil {
-			sum += v
-		}
-	}
-	return sum
 }
