@@ -109,7 +109,7 @@ func TestComponentsMatchManifest(t *testing.T) {
 		"otlp", "prometheus", "file_log",
 		"memory_limiter", "batch", "resource", "redaction", "probabilistic_sampler", "groupbytrace",
 		"debug", "otlp_grpc", "otlp_http", "prometheus_remote_write",
-		"span_metrics",
+		"span_metrics", "forward",
 		"health_check", "pprof", "zpages", "file_storage",
 		// ours
 		"llm_loadgen", "nvidia_gpu", "inference_log", "llm_semconv", "span_guard", "llm_metrics", "load_report",
