@@ -32,7 +32,8 @@ type Record struct {
 
 	Received  time.Time // the handler began
 	HeadersAt time.Time // response headers flushed
-	// FirstContentAt is when the first chunk with content was flushed.
+	// FirstContentAt is when the first chunk with content was handed to the
+	// connection (just before its write and flush).
 	FirstContentAt time.Time
 	// ChunkTimes are the flush times of every content chunk (when
 	// Config.RecordTokenTimes is set).

@@ -169,12 +169,15 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 		for i := 0; i < n; i++ {
 			text = append(text, words[(sent+i)%len(words)]...)
 		}
+		// The chunk's time is taken as it is handed to the connection: a
+		// client cannot see it earlier, however late this goroutine runs
+		// after the write.
+		now := time.Now()
 		cw.choice("", string(text), "")
 		if cw.flush() != nil {
 			gone()
 			return
 		}
-		now := time.Now()
 		if chunks == 0 {
 			rec.FirstContentAt = now
 		}
