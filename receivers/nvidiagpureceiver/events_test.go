@@ -71,14 +71,18 @@ func TestXIDDelivery(t *testing.T) {
 	assert.Equal(t, "double_bit_ecc_error", typ.Str())
 
 	// The counters reach the metrics, per GPU and code; the GPU with a fatal
-	// XID reports degraded health for the interval.
+	// XID reports degraded health for the interval. A scrape may run between
+	// a record's log and its count, so wait for a scrape that has them all.
 	require.Eventually(t, func() bool {
 		all := ms.AllMetrics()
 		if len(all) == 0 {
 			return false
 		}
 		md := all[len(all)-1]
-		return hasMetric(md, b.uuid, mXIDErrors) && hasMetric(md, a.uuid, mEvents)
+		xid79, ok1 := lookupPoint(md, b.uuid, mXIDErrors, "nvidia.gpu.xid.code", "79")
+		xid31, ok2 := lookupPoint(md, a.uuid, mXIDErrors, "nvidia.gpu.xid.code", "31")
+		dbe, ok3 := lookupPoint(md, a.uuid, mEvents, "nvidia.gpu.event.type", "double_bit_ecc_error")
+		return ok1 && ok2 && ok3 && xid79 == 2 && xid31 == 1 && dbe == 1
 	}, 5*time.Second, 10*time.Millisecond)
 	all := ms.AllMetrics()
 	md := all[len(all)-1]

@@ -282,6 +282,16 @@ func hasMetric(md pmetric.Metrics, hwID, name string) bool {
 // pointValue returns the value of the point whose attributes contain kv.
 func pointValue(t *testing.T, md pmetric.Metrics, hwID, name string, kv ...string) float64 {
 	t.Helper()
+	v, ok := lookupPoint(md, hwID, name, kv...)
+	if !ok {
+		t.Fatalf("no point %s%v on %s", name, kv, hwID)
+	}
+	return v
+}
+
+// lookupPoint returns the value of the first point of metric name on GPU
+// hwID whose attributes match the kv pairs.
+func lookupPoint(md pmetric.Metrics, hwID, name string, kv ...string) (float64, bool) {
 	for _, dp := range findPoints(md, hwID, name) {
 		match := true
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -293,10 +303,9 @@ func pointValue(t *testing.T, md pmetric.Metrics, hwID, name string, kv ...strin
 			continue
 		}
 		if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-			return float64(dp.IntValue())
+			return float64(dp.IntValue()), true
 		}
-		return dp.DoubleValue()
+		return dp.DoubleValue(), true
 	}
-	t.Fatalf("no point %s%v on %s", name, kv, hwID)
-	return 0
+	return 0, false
 }
