@@ -155,31 +155,34 @@ func scrape(t *testing.T, url string) string {
 }
 
 // sumSeries adds the values of every sample of metric (with or without the
-// _total suffix) whose labels contain labelMatch ("" matches every sample);
-// the metric must be there.
-func sumSeries(t *testing.T, exposition, metric, labelMatch string) float64 {
+// _total suffix) whose labels contain every one of matches (none, or "",
+// matches every sample); the metric must be there.
+func sumSeries(t *testing.T, exposition, metric string, matches ...string) float64 {
 	t.Helper()
-	sum, found := sumSamples(exposition, metric, labelMatch)
-	require.True(t, found, "no sample of %s{%s} in:\n%s", metric, labelMatch, exposition)
+	sum, found := sumSamples(exposition, metric, matches)
+	require.True(t, found, "no sample of %s with %q in:\n%s", metric, matches, exposition)
 	return sum
 }
 
 // sumSeriesOrZero is sumSeries for a metric that may not have been created
 // yet (failure counters appear on the first failure).
-func sumSeriesOrZero(exposition, metric, labelMatch string) float64 {
-	sum, _ := sumSamples(exposition, metric, labelMatch)
+func sumSeriesOrZero(exposition, metric string, matches ...string) float64 {
+	sum, _ := sumSamples(exposition, metric, matches)
 	return sum
 }
 
-func sumSamples(exposition, metric, labelMatch string) (float64, bool) {
+func sumSamples(exposition, metric string, matches []string) (float64, bool) {
 	// The collector prints its own counters without _total and, when they have
 	// no attributes, without braces; exporters add both.
 	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(metric) + `(?:_total)?(?:\{([^}]*)\})? ([0-9.eE+-]+)$`)
 	var sum float64
 	found := false
+samples:
 	for _, m := range re.FindAllStringSubmatch(exposition, -1) {
-		if !strings.Contains(m[1], labelMatch) {
-			continue
+		for _, want := range matches {
+			if !strings.Contains(m[1], want) {
+				continue samples
+			}
 		}
 		v, err := strconv.ParseFloat(m[2], 64)
 		if err != nil {

@@ -38,37 +38,6 @@ func sendRecordedGenAISpans(t *testing.T, endpoint string) {
 	require.NoError(t, err)
 }
 
-// sumAll adds the samples of metric whose labels contain every one of
-// matches (sumSeries takes one).
-func sumAll(t *testing.T, exposition, metric string, matches ...string) float64 {
-	t.Helper()
-	var sum float64
-	found := false
-	for _, line := range strings.Split(exposition, "\n") {
-		rest, ok := strings.CutPrefix(line, metric+"{")
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !ok {
-			continue
-		}
-		all := true
-		for _, m := range matches {
-			all = all && strings.Contains(labels, m)
-		}
-		if !all {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		require.NoError(t, err)
-		sum += v
-		found = true
-	}
-	require.True(t, found, "no sample of %s with %v in:\n%s", metric, matches, exposition)
-	return sum
-}
-
 // runGenAIMetrics starts builtin:genai-metrics with the given convention
 // target, sends the recorded spans and returns the Prometheus exposition once
 // the connector has flushed, with the collector's own-metrics endpoint.
@@ -131,19 +100,19 @@ func TestLLMMetricsPrometheus(t *testing.T) {
 	assert.InDelta(t, 1.2+3+0.4+0.5, sumSeries(t, body, "gen_ai_client_operation_duration_seconds_sum", gpt), 1e-9)
 	assert.Equal(t, 2.0, sumSeries(t, body, "gen_ai_client_operation_time_to_first_chunk_seconds_count", gpt))
 	// Spans with a duration at or below 1.28 s: 1.2, 0.4 and 0.5.
-	assert.Equal(t, 3.0, sumAll(t, body, "gen_ai_client_operation_duration_seconds_bucket", gpt, `le="1.28"`))
-	assert.Equal(t, 120.0+900+64, sumAll(t, body, "gen_ai_client_token_usage_sum", `gen_ai_token_type="input"`, gpt))
-	assert.Equal(t, 48.0+201+0, sumAll(t, body, "gen_ai_client_token_usage_sum", `gen_ai_token_type="output"`, gpt))
+	assert.Equal(t, 3.0, sumSeries(t, body, "gen_ai_client_operation_duration_seconds_bucket", gpt, `le="1.28"`))
+	assert.Equal(t, 120.0+900+64, sumSeries(t, body, "gen_ai_client_token_usage_sum", `gen_ai_token_type="input"`, gpt))
+	assert.Equal(t, 48.0+201+0, sumSeries(t, body, "gen_ai_client_token_usage_sum", `gen_ai_token_type="output"`, gpt))
 
 	// Golden signals.
-	assert.Equal(t, 3.0, sumAll(t, body, "llm_requests_total", `outcome="success"`, gpt))
+	assert.Equal(t, 3.0, sumSeries(t, body, "llm_requests_total", `outcome="success"`, gpt))
 	// All successes: those 3, embeddings, the Azure chat and 2 vLLM server requests.
 	assert.Equal(t, 7.0, sumSeries(t, body, "llm_requests_total", `outcome="success"`))
 	assert.Equal(t, 1.0, sumSeries(t, body, "llm_requests_total", `outcome="empty"`))
 	assert.Equal(t, 1.0, sumSeries(t, body, "llm_requests_total", `error_type="rate_limit_exceeded"`))
 	assert.Equal(t, 249.0, sumSeries(t, body, "llm_output_tokens_total", gpt))
 	assert.Equal(t, 3.0, sumSeries(t, body, "llm_goodput_requests_total", gpt))
-	assert.Equal(t, 1.0, sumAll(t, body, "llm_evaluations_total", `below_threshold="true"`, `gen_ai_evaluation_name="relevance"`))
+	assert.Equal(t, 1.0, sumSeries(t, body, "llm_evaluations_total", `below_threshold="true"`, `gen_ai_evaluation_name="relevance"`))
 	assert.Equal(t, 2.0, sumSeries(t, body, "gen_ai_server_time_to_first_token_seconds_count", `gen_ai_provider_name="vllm"`))
 	// Deprecated gen_ai.system values are mapped to gen_ai.provider.name.
 	assert.Equal(t, 1.0, sumSeries(t, body, "gen_ai_client_operation_duration_seconds_count", `gen_ai_provider_name="azure.ai.openai"`))
@@ -177,9 +146,9 @@ func TestLLMMetricsPrometheusLatest(t *testing.T) {
 	}
 	assert.NotContains(t, body, "gen_ai_client_token_usage")
 	gpt := `gen_ai_response_model="gpt-4o-mini-2024-07-18"`
-	assert.Equal(t, 4.0, sumAll(t, body, "gen_ai_client_inference_duration_seconds_count", gpt))
-	assert.Equal(t, 120.0+900+64, sumAll(t, body, "gen_ai_client_inference_usage_input_tokens_total", gpt, `gen_ai_token_modality="unknown"`))
-	assert.Equal(t, 512.0, sumAll(t, body, "gen_ai_client_inference_usage_cache_read_input_tokens_total", gpt))
+	assert.Equal(t, 4.0, sumSeries(t, body, "gen_ai_client_inference_duration_seconds_count", gpt))
+	assert.Equal(t, 120.0+900+64, sumSeries(t, body, "gen_ai_client_inference_usage_input_tokens_total", gpt, `gen_ai_token_modality="unknown"`))
+	assert.Equal(t, 512.0, sumSeries(t, body, "gen_ai_client_inference_usage_cache_read_input_tokens_total", gpt))
 	assert.Equal(t, 1.0, sumSeries(t, body, "gen_ai_client_embeddings_duration_seconds_count", `gen_ai_request_model="text-embedding-3-small"`))
 	require.NoError(t, col.Stop(t, 15*time.Second))
 }
