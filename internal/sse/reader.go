@@ -58,6 +58,23 @@ func NewReader(src io.Reader, maxEventBytes int) *Reader {
 	return &Reader{src: src, buf: make([]byte, 4096), max: maxEventBytes, now: time.Now}
 }
 
+// Reset makes the reader parse src from its start, keeping its buffers, so
+// that one reader can serve many streams one after the other.
+// Buffers that grew past maxKeptBuffer for a large event are dropped.
+func (r *Reader) Reset(src io.Reader) {
+	buf, data := r.buf, r.data[:0]
+	if len(buf) > maxKeptBuffer {
+		buf = make([]byte, 4096)
+	}
+	if cap(data) > maxKeptBuffer {
+		data = nil
+	}
+	*r = Reader{src: src, buf: buf, data: data, max: r.max, now: r.now}
+}
+
+// maxKeptBuffer is the largest buffer Reset keeps.
+const maxKeptBuffer = 64 << 10
+
 // Next returns the next event. At the end of the stream it returns io.EOF;
 // a final event that was not terminated by a blank line is discarded, as the
 // specification requires, and reported as io.ErrUnexpectedEOF.

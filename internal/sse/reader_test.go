@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,6 +109,47 @@ func TestReaderBuffered(t *testing.T) {
 	_, err = rd.Next()
 	require.NoError(t, err)
 	assert.Equal(t, 0, rd.Buffered(), "the LF of the final CRLF is not left over")
+}
+
+// A reset reader parses a new stream as a new reader would, whatever state
+// the last stream left it in.
+func TestReaderReset(t *testing.T) {
+	second := "data: x\r\n\r\nevent: e\nid: 7\ndata: y\n\n"
+	want := collect(t, NewReader(strings.NewReader(second), 0))
+	require.Len(t, want, 2)
+	for _, first := range []string{
+		"data: a\r", // a CR whose LF never came
+		"data: partial event",
+		"data: " + strings.Repeat("z", 100<<10) + "\n\n", // grows the buffers
+		"",
+	} {
+		rd := NewReader(strings.NewReader(first), 0)
+		for range 3 {
+			if _, err := rd.Next(); err != nil {
+				break
+			}
+		}
+		rd.Reset(strings.NewReader(second))
+		assert.Equal(t, want, collect(t, rd), "after %.20q", first)
+		assert.LessOrEqual(t, len(rd.buf), maxKeptBuffer)
+	}
+}
+
+func collect(t *testing.T, rd *Reader) []Event {
+	t.Helper()
+	var out []Event
+	for range 10 {
+		e, err := rd.Next()
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			return out
+		}
+		e.Data = append([]byte(nil), e.Data...)
+		e.Time = time.Time{}
+		out = append(out, e)
+	}
+	t.Fatal("too many events")
+	return nil
 }
 
 func TestReaderErrorIsSticky(t *testing.T) {

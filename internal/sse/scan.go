@@ -1,0 +1,680 @@
+package sse
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf8"
+)
+
+// ChunkSummary is what a load generator needs from one chunk: the response
+// id and model, how many choices it carries, whether any of them carries
+// generated content, its finish reason, the usage and an in-stream error.
+// Its byte slices point into the event data or into the summary's own
+// storage and are valid until the next ScanChunk with the same summary.
+type ChunkSummary struct {
+	ID    []byte
+	Model []byte
+	// Choices is the number of entries of "choices".
+	Choices int
+	// Content is true when a choice carries text, content or reasoning
+	// content that is not empty, or tool-call deltas.
+	Content bool
+	// Finish is the first non-empty finish_reason of the choices.
+	Finish []byte
+	// HasUsage is true when the chunk carries a usage object, kept in Usage.
+	HasUsage bool
+	Usage    Usage
+	// Error is the in-stream error object, nil for a chunk.
+	Error *APIError
+
+	chunk Chunk // the fallback's decoding
+	str   []byte
+}
+
+// ScanChunk parses one event's data as a chunk, as DecodeChunk does, and
+// summarizes it. Chunks of the usual shape (no escapes in the strings it
+// returns, no duplicate or case-folded member names, no error member) are
+// scanned without allocating; anything else, including every malformed
+// chunk, is decoded by DecodeChunk, so the errors and the accepted inputs
+// are exactly DecodeChunk's.
+func ScanChunk(data []byte, s *ChunkSummary) error {
+	if scanChunk(data, s) {
+		return nil
+	}
+	if err := DecodeChunk(data, &s.chunk); err != nil {
+		*s = ChunkSummary{str: s.str[:0]}
+		return err
+	}
+	s.fromChunk(&s.chunk)
+	return nil
+}
+
+// fromChunk summarizes a decoded chunk.
+func (s *ChunkSummary) fromChunk(c *Chunk) {
+	b := append(s.str[:0], c.ID...)
+	b = append(b, c.Model...)
+	f := c.FinishReason()
+	b = append(b, f...)
+	s.str = b
+	s.ID = b[:len(c.ID):len(c.ID)]
+	s.Model = b[len(c.ID) : len(c.ID)+len(c.Model) : len(c.ID)+len(c.Model)]
+	s.Finish = b[len(c.ID)+len(c.Model):]
+	s.Choices = len(c.Choices)
+	n, tools := c.ContentLen()
+	s.Content = n > 0 || tools
+	s.HasUsage = c.Usage != nil
+	s.Usage = Usage{}
+	if c.Usage != nil {
+		s.Usage = *c.Usage
+	}
+	s.Error = c.Error
+}
+
+// Member names of the decoded objects. encoding/json matches names without
+// regard to case; a member whose name folds to one of these without being
+// it is left to the fallback.
+var (
+	chunkNames  = [][]byte{[]byte("id"), []byte("object"), []byte("created"), []byte("model"), []byte("choices"), []byte("usage"), []byte("error")}
+	choiceNames = [][]byte{[]byte("index"), []byte("delta"), []byte("text"), []byte("finish_reason")}
+	deltaNames  = [][]byte{[]byte("role"), []byte("content"), []byte("reasoning_content"), []byte("tool_calls")}
+	usageNames  = [][]byte{[]byte("prompt_tokens"), []byte("completion_tokens"), []byte("total_tokens")}
+)
+
+// maxSkipDepth bounds the nesting of values the scanner skips; deeper ones
+// go to the fallback.
+const maxSkipDepth = 64
+
+// scanChunk is the fast path. It returns false when it cannot vouch for its
+// result: invalid JSON, a shape encoding/json would reject or decode
+// differently, or anything it does not handle.
+func scanChunk(d []byte, s *ChunkSummary) bool {
+	*s = ChunkSummary{str: s.str}
+	i := skipWS(d, 0)
+	if i >= len(d) || d[i] != '{' {
+		return false
+	}
+	i = skipWS(d, i+1)
+	if i >= len(d) || d[i] == '}' {
+		return false // {} has neither choices nor error
+	}
+	var seen uint8
+	choices := false
+	for {
+		key, j, ok := scanKey(d, i)
+		if !ok {
+			return false
+		}
+		i = j
+		var bit uint8
+		switch string(key) {
+		case "id":
+			bit = 1
+			s.ID, i, ok = scanPlainStr(d, i)
+		case "object":
+			bit = 2
+			i, ok = skipStrOrNull(d, i)
+		case "created":
+			bit = 4
+			i, ok = scanInt(d, i, nil)
+		case "model":
+			bit = 8
+			s.Model, i, ok = scanPlainStr(d, i)
+		case "choices":
+			bit = 16
+			if isNull(d, i) {
+				i += 4
+				break
+			}
+			choices = true
+			i, ok = scanChoices(d, i, s)
+		case "usage":
+			bit = 32
+			if isNull(d, i) {
+				i += 4
+				break
+			}
+			s.HasUsage = true
+			i, ok = scanUsage(d, i, &s.Usage)
+		case "error":
+			bit = 64
+			if !isNull(d, i) {
+				return false // in-stream errors are decoded by encoding/json
+			}
+			i += 4
+		default:
+			if foldsTo(key, chunkNames) {
+				return false
+			}
+			i, ok = skipValue(d, i, 0)
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if i, ok = nextMember(d, i); !ok {
+			return false
+		}
+		if d[i] == '}' {
+			break
+		}
+	}
+	// Nothing but white space may follow, and a chunk must have choices.
+	return skipWS(d, i+1) == len(d) && choices
+}
+
+// scanChoices scans the choices array starting at d[i] == '['.
+func scanChoices(d []byte, i int, s *ChunkSummary) (int, bool) {
+	if i >= len(d) || d[i] != '[' {
+		return i, false
+	}
+	i = skipWS(d, i+1)
+	if i < len(d) && d[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		if isNull(d, i) {
+			i += 4 // a null element is a zero choice
+		} else {
+			var ok bool
+			if i, ok = scanChoice(d, i, s); !ok {
+				return i, false
+			}
+		}
+		s.Choices++
+		i = skipWS(d, i)
+		if i >= len(d) {
+			return i, false
+		}
+		if d[i] == ']' {
+			return i + 1, true
+		}
+		if d[i] != ',' {
+			return i, false
+		}
+		i = skipWS(d, i+1)
+	}
+}
+
+// scanChoice scans one choice object starting at d[i].
+func scanChoice(d []byte, i int, s *ChunkSummary) (int, bool) {
+	if i >= len(d) || d[i] != '{' {
+		return i, false
+	}
+	i = skipWS(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return i + 1, true
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(d, i)
+		if !ok {
+			return i, false
+		}
+		i = j
+		var bit uint8
+		switch string(key) {
+		case "index":
+			bit = 1
+			i, ok = scanInt(d, i, nil)
+		case "delta":
+			bit = 2
+			if isNull(d, i) {
+				i += 4
+				break
+			}
+			i, ok = scanDelta(d, i, s)
+		case "text":
+			bit = 4
+			var n int
+			n, i, ok = scanContent(d, i)
+			if n > 0 {
+				s.Content = true
+			}
+		case "finish_reason":
+			bit = 8
+			var f []byte
+			f, i, ok = scanPlainStr(d, i)
+			if len(f) > 0 && len(s.Finish) == 0 {
+				s.Finish = f
+			}
+		default:
+			if foldsTo(key, choiceNames) {
+				return i, false
+			}
+			i, ok = skipValue(d, i, 0)
+		}
+		if !ok || seen&bit != 0 {
+			return i, false
+		}
+		seen |= bit
+		if i, ok = nextMember(d, i); !ok {
+			return i, false
+		}
+		if d[i] == '}' {
+			return i + 1, true
+		}
+	}
+}
+
+// scanDelta scans a chat delta object starting at d[i].
+func scanDelta(d []byte, i int, s *ChunkSummary) (int, bool) {
+	if i >= len(d) || d[i] != '{' {
+		return i, false
+	}
+	i = skipWS(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return i + 1, true
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(d, i)
+		if !ok {
+			return i, false
+		}
+		i = j
+		var bit uint8
+		switch string(key) {
+		case "role":
+			bit = 1
+			i, ok = skipStrOrNull(d, i)
+		case "content", "reasoning_content":
+			bit = 2
+			if key[0] == 'r' {
+				bit = 4
+			}
+			var n int
+			n, i, ok = scanContent(d, i)
+			if n > 0 {
+				s.Content = true
+			}
+		case "tool_calls":
+			bit = 8
+			if isNull(d, i) {
+				i += 4
+				break
+			}
+			s.Content = true
+			i, ok = skipValue(d, i, 0)
+		default:
+			if foldsTo(key, deltaNames) {
+				return i, false
+			}
+			i, ok = skipValue(d, i, 0)
+		}
+		if !ok || seen&bit != 0 {
+			return i, false
+		}
+		seen |= bit
+		if i, ok = nextMember(d, i); !ok {
+			return i, false
+		}
+		if d[i] == '}' {
+			return i + 1, true
+		}
+	}
+}
+
+// scanUsage scans a usage object starting at d[i].
+func scanUsage(d []byte, i int, u *Usage) (int, bool) {
+	if i >= len(d) || d[i] != '{' {
+		return i, false
+	}
+	i = skipWS(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return i + 1, true
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(d, i)
+		if !ok {
+			return i, false
+		}
+		i = j
+		var bit uint8
+		switch string(key) {
+		case "prompt_tokens":
+			bit = 1
+			i, ok = scanInt(d, i, &u.PromptTokens)
+		case "completion_tokens":
+			bit = 2
+			i, ok = scanInt(d, i, &u.CompletionTokens)
+		case "total_tokens":
+			bit = 4
+			i, ok = scanInt(d, i, &u.TotalTokens)
+		default:
+			if foldsTo(key, usageNames) {
+				return i, false
+			}
+			i, ok = skipValue(d, i, 0)
+		}
+		if !ok || seen&bit != 0 {
+			return i, false
+		}
+		seen |= bit
+		if i, ok = nextMember(d, i); !ok {
+			return i, false
+		}
+		if d[i] == '}' {
+			return i + 1, true
+		}
+	}
+}
+
+// nextMember skips white space after a member's value and returns the index
+// of the ',' or '}' that follows; after a ',' it returns the index of the
+// next member's name.
+func nextMember(d []byte, i int) (int, bool) {
+	i = skipWS(d, i)
+	if i >= len(d) {
+		return i, false
+	}
+	switch d[i] {
+	case '}':
+		return i, true
+	case ',':
+		i = skipWS(d, i+1)
+		return i, i < len(d) && d[i] == '"'
+	}
+	return i, false
+}
+
+func skipWS(d []byte, i int) int {
+	for i < len(d) {
+		switch d[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func isNull(d []byte, i int) bool {
+	return i+4 <= len(d) && d[i] == 'n' && d[i+1] == 'u' && d[i+2] == 'l' && d[i+3] == 'l'
+}
+
+// scanKey scans a member name and the ':' after it, returning the name and
+// the index of the value. Names with escapes are refused.
+func scanKey(d []byte, i int) ([]byte, int, bool) {
+	if i >= len(d) || d[i] != '"' {
+		return nil, i, false
+	}
+	start := i + 1
+	end, esc, ok := scanString(d, i)
+	if !ok || esc {
+		return nil, i, false
+	}
+	i = skipWS(d, end)
+	if i >= len(d) || d[i] != ':' {
+		return nil, i, false
+	}
+	return d[start : end-1], skipWS(d, i+1), true
+}
+
+// scanString validates the string starting at d[i] == '"' and returns the
+// index after its closing quote and whether it holds escapes.
+func scanString(d []byte, i int) (end int, esc bool, ok bool) {
+	for i++; i < len(d); i++ {
+		switch c := d[i]; {
+		case c == '"':
+			return i + 1, esc, true
+		case c == '\\':
+			esc = true
+			i++
+			if i >= len(d) {
+				return i, esc, false
+			}
+			switch d[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(d) {
+					return i, esc, false
+				}
+				for _, h := range d[i+1 : i+5] {
+					if !isHex(h) {
+						return i, esc, false
+					}
+				}
+				i += 4
+			default:
+				return i, esc, false
+			}
+		case c < 0x20:
+			return i, esc, false
+		}
+	}
+	return i, esc, false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// scanPlainStr scans a string or null whose value the caller keeps. It
+// refuses strings that decoding would change (escapes, invalid UTF-8).
+func scanPlainStr(d []byte, i int) ([]byte, int, bool) {
+	if isNull(d, i) {
+		return nil, i + 4, true
+	}
+	if i >= len(d) || d[i] != '"' {
+		return nil, i, false
+	}
+	end, esc, ok := scanString(d, i)
+	if !ok || esc {
+		return nil, i, false
+	}
+	v := d[i+1 : end-1 : end-1]
+	for _, c := range v {
+		if c >= utf8.RuneSelf {
+			if !utf8.Valid(v) {
+				return nil, i, false
+			}
+			break
+		}
+	}
+	return v, end, true
+}
+
+// scanContent scans a string or null holding generated text and returns the
+// length of its raw form (0 for null and ""; any other string decodes to at
+// least one byte).
+func scanContent(d []byte, i int) (int, int, bool) {
+	if isNull(d, i) {
+		return 0, i + 4, true
+	}
+	if i >= len(d) || d[i] != '"' {
+		return 0, i, false
+	}
+	end, _, ok := scanString(d, i)
+	return end - i - 2, end, ok
+}
+
+func skipStrOrNull(d []byte, i int) (int, bool) {
+	if isNull(d, i) {
+		return i + 4, true
+	}
+	if i >= len(d) || d[i] != '"' {
+		return i, false
+	}
+	end, _, ok := scanString(d, i)
+	return end, ok
+}
+
+// scanNumber validates a JSON number at d[i] and returns its end and
+// whether it is an integer (no fraction, no exponent).
+func scanNumber(d []byte, i int) (int, bool, bool) {
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	if i >= len(d) {
+		return i, false, false
+	}
+	switch {
+	case d[i] == '0':
+		i++
+	case '1' <= d[i] && d[i] <= '9':
+		for i++; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
+		}
+	default:
+		return i, false, false
+	}
+	integer := true
+	if i < len(d) && d[i] == '.' {
+		integer = false
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return i, false, false
+		}
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		integer = false
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return i, false, false
+		}
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			i++
+		}
+	}
+	return i, integer, true
+}
+
+// scanInt scans an integer that fits an int64, or null (which leaves *v
+// alone, as encoding/json does). v may be nil.
+func scanInt(d []byte, i int, v *int) (int, bool) {
+	if isNull(d, i) {
+		return i + 4, true
+	}
+	end, integer, ok := scanNumber(d, i)
+	if !ok || !integer {
+		return i, false
+	}
+	lit := d[i:end]
+	var n int64
+	if len(lit) <= 18 {
+		neg := lit[0] == '-'
+		if neg {
+			lit = lit[1:]
+		}
+		for _, c := range lit {
+			n = 10*n + int64(c-'0')
+		}
+		if neg {
+			n = -n
+		}
+	} else {
+		var err error
+		if n, err = strconv.ParseInt(string(lit), 10, 64); err != nil {
+			return i, false
+		}
+	}
+	if v != nil {
+		*v = int(n)
+	}
+	return end, true
+}
+
+// skipValue validates any JSON value at d[i] and returns its end.
+func skipValue(d []byte, i, depth int) (int, bool) {
+	if i >= len(d) {
+		return i, false
+	}
+	switch c := d[i]; {
+	case c == '"':
+		end, _, ok := scanString(d, i)
+		return end, ok
+	case c == '{':
+		if depth >= maxSkipDepth {
+			return i, false
+		}
+		i = skipWS(d, i+1)
+		if i < len(d) && d[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(d) || d[i] != '"' {
+				return i, false
+			}
+			end, _, ok := scanString(d, i)
+			if !ok {
+				return i, false
+			}
+			i = skipWS(d, end)
+			if i >= len(d) || d[i] != ':' {
+				return i, false
+			}
+			if i, ok = skipValue(d, skipWS(d, i+1), depth+1); !ok {
+				return i, false
+			}
+			if i, ok = nextMember(d, i); !ok {
+				return i, false
+			}
+			if d[i] == '}' {
+				return i + 1, true
+			}
+		}
+	case c == '[':
+		if depth >= maxSkipDepth {
+			return i, false
+		}
+		i = skipWS(d, i+1)
+		if i < len(d) && d[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = skipValue(d, i, depth+1); !ok {
+				return i, false
+			}
+			i = skipWS(d, i)
+			if i >= len(d) {
+				return i, false
+			}
+			if d[i] == ']' {
+				return i + 1, true
+			}
+			if d[i] != ',' {
+				return i, false
+			}
+			i = skipWS(d, i+1)
+		}
+	case c == 't':
+		return i + 4, bytes.HasPrefix(d[i:], []byte("true"))
+	case c == 'f':
+		return i + 5, bytes.HasPrefix(d[i:], []byte("false"))
+	case c == 'n':
+		return i + 4, isNull(d, i)
+	case c == '-' || '0' <= c && c <= '9':
+		end, _, ok := scanNumber(d, i)
+		return end, ok
+	}
+	return i, false
+}
+
+// foldsTo reports whether name equals one of names under encoding/json's
+// case folding (bytes.EqualFold) without being exactly it.
+func foldsTo(name []byte, names [][]byte) bool {
+	ascii := true
+	for _, c := range name {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	for _, n := range names {
+		if ascii && len(n) != len(name) {
+			continue
+		}
+		if bytes.EqualFold(name, n) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,189 @@
+package sse
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Chunks as OpenAI-compatible servers send them: mockllm, vLLM, OpenAI,
+// llama.cpp (reasoning), tool calls, text completions, usage and errors.
+var chunkSamples = []string{
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1733000000,"model":"mock-llm","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1733000000,"model":"mock-llm","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":null}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1733000000,"model":"mock-llm","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1733000000,"model":"mock-llm","choices":[],"usage":{"prompt_tokens":31,"completion_tokens":32,"total_tokens":63}}`,
+	`{"id":"cmpl-9","object":"text_completion","created":1733000000,"model":"m","choices":[{"index":0,"text":"abc","logprobs":null,"finish_reason":"length","stop_reason":null}]}`,
+	`{"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"meta-llama/Llama-3.1-8B-Instruct","system_fingerprint":"fp_44709d6fcb","choices":[{"index":0,"delta":{"content":"line\nbreak \"quoted\" \u00e9\ud83d\ude00"},"logprobs":{"content":[{"token":"x","logprob":-0.25,"bytes":[120],"top_logprobs":[]}]},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning_content":"think"},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":null,"content":null},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":""},"finish_reason":"stop"}]}`,
+	`{"choices":[null,{"index":1,"finish_reason":"length"}]}`,
+	`  {"choices" : [ { "index" : -0 , "delta" : { "content" : "x" } } ] , "created" : 12345678901234567 }  ` + "\n",
+	`{"error":{"message":"overloaded","type":"server_error","param":null,"code":500}}`,
+	`{"error":null,"choices":[]}`,
+	`{"id":"caf\u00e9","choices":[]}`,
+	`{"id":"café","model":"ḿ","choices":[{"finish_reason":"stöp"}]}`,
+	`{"Choices":[{"index":0,"delta":{"content":"a"}}]}`,
+	`{"choices":[{"index":0,"Delta":{"content":"a"}}]}`,
+	`{"choices":[{"index":0,"delta":{"CONTENT":"a"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"Prompt_Tokens":3}}`,
+	"{\"cho\u017fices\":[]}",
+	`{"choices":[{"index":0,"delta":{"content":"a"}}],"choices":[]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"},"delta":{"content":""}}]}`,
+	`{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2},"choices":[]}`,
+	`{"choices":[{"index":1.5}]}`,
+	`{"choices":[{"index":1e3}]}`,
+	`{"choices":[{"index":99999999999999999999}]}`,
+	`{"choices":[{"index":-9223372036854775808}]}`,
+	`{"created":"1","choices":[]}`,
+	`{"choices":[{"text":5}]}`,
+	`{"choices":[{"delta":[]}]}`,
+	`{"choices":{}}`,
+	`{"choices":null}`,
+	`{"choices":[],"error":{"message":"x"}}`,
+	`{"choices":[]}x`,
+	`{"choices":[],}`,
+	`{"choices":[1]}`,
+	`{"choices":["a"]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a` + "\x01" + `"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"\x"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"\u12"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}}],"extra":{"a":[1,2.5e-3,true,false,null,{"b":"c"}]}}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}}],"extra":01}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}}],"extra":-}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}}],"extra":tru}`,
+	"{\"choices\":[],\"id\":\"\xff\"}",
+	"{\"choices\":[{\"delta\":{\"content\":\"\xff\"}}]}",
+	`{"choices":[{"delta":{"content":"\xff"}}]}`,
+	`{"choices":[],"usage":{}}`,
+	`{"choices":[],"usage":null}`,
+	`{}`, `[]`, `null`, `"x"`, `1`, ``, ` `, `{`, `{"choices":[`, `not json`,
+}
+
+func summaryOf(t testing.TB, data []byte) (ChunkSummary, error) {
+	t.Helper()
+	var c Chunk
+	if err := DecodeChunk(data, &c); err != nil {
+		return ChunkSummary{}, err
+	}
+	var s ChunkSummary
+	s.fromChunk(&c)
+	return s, nil
+}
+
+func assertSameSummary(t testing.TB, want, got *ChunkSummary, data []byte) {
+	t.Helper()
+	msg := string(data)
+	assert.Equal(t, string(want.ID), string(got.ID), msg)
+	assert.Equal(t, string(want.Model), string(got.Model), msg)
+	assert.Equal(t, want.Choices, got.Choices, msg)
+	assert.Equal(t, want.Content, got.Content, msg)
+	assert.Equal(t, string(want.Finish), string(got.Finish), msg)
+	assert.Equal(t, want.HasUsage, got.HasUsage, msg)
+	assert.Equal(t, want.Usage, got.Usage, msg)
+	assert.Equal(t, want.Error, got.Error, msg)
+}
+
+// ScanChunk accepts, rejects and summarizes exactly as DecodeChunk does.
+func TestScanChunkAgreesWithDecodeChunk(t *testing.T) {
+	var s ChunkSummary
+	for _, sample := range chunkSamples {
+		data := []byte(sample)
+		want, wantErr := summaryOf(t, data)
+		err := ScanChunk(data, &s)
+		if wantErr != nil {
+			require.Error(t, err, sample)
+			assert.Equal(t, wantErr.Error(), err.Error(), sample)
+			assert.ErrorIs(t, err, ErrMalformedChunk)
+			continue
+		}
+		require.NoError(t, err, sample)
+		assertSameSummary(t, &want, &s, data)
+	}
+}
+
+// The usual chunk shapes take the fast path and allocate nothing.
+func TestScanChunkFastPath(t *testing.T) {
+	for _, sample := range chunkSamples[:11] {
+		var s ChunkSummary
+		assert.True(t, scanChunk([]byte(sample), &s), sample)
+	}
+	for _, sample := range []string{
+		`{"Choices":[]}`, `{"choices":[],"choices":[]}`, `{"id":"caf\u00e9","choices":[]}`,
+		`{"error":{"message":"x"}}`, `{"choices":[]}x`, `{"choices":[{"index":1.5}]}`,
+	} {
+		var s ChunkSummary
+		assert.False(t, scanChunk([]byte(sample), &s), sample)
+	}
+	var s ChunkSummary
+	data := []byte(chunkSamples[1])
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := ScanChunk(data, &s); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+	assert.Equal(t, "chatcmpl-1", string(s.ID))
+	assert.Equal(t, "mock-llm", string(s.Model))
+	assert.True(t, s.Content)
+	assert.Equal(t, 1, s.Choices)
+
+	require.NoError(t, ScanChunk([]byte(chunkSamples[3]), &s))
+	assert.True(t, s.HasUsage)
+	assert.Equal(t, Usage{PromptTokens: 31, CompletionTokens: 32, TotalTokens: 63}, s.Usage)
+	assert.Zero(t, s.Choices)
+
+	require.NoError(t, ScanChunk([]byte(`{"error":{"message":"overloaded","type":"server_error"}}`), &s))
+	require.NotNil(t, s.Error)
+	assert.Equal(t, "overloaded", s.Error.Message)
+}
+
+func BenchmarkScanChunk(b *testing.B) {
+	data := []byte(chunkSamples[1])
+	b.Run("scan", func(b *testing.B) {
+		var s ChunkSummary
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = ScanChunk(data, &s)
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		var c Chunk
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = DecodeChunk(data, &c)
+		}
+	})
+}
+
+// FuzzScanChunk: no input panics, ScanChunk fails exactly when DecodeChunk
+// does (with the same error), and its summary equals the one taken from
+// DecodeChunk's result.
+func FuzzScanChunk(f *testing.F) {
+	for _, s := range chunkSamples {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s ChunkSummary
+		err := ScanChunk(data, &s)
+		want, wantErr := summaryOf(t, data)
+		if wantErr != nil {
+			if err == nil || err.Error() != wantErr.Error() {
+				t.Fatalf("ScanChunk(%q) = %v, DecodeChunk: %v", data, err, wantErr)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("ScanChunk(%q) = %v, DecodeChunk accepts it", data, err)
+		}
+		assertSameSummary(t, &want, &s, data)
+		// The fast path alone, when it takes the input, agrees too.
+		var fast ChunkSummary
+		if scanChunk(data, &fast) {
+			assertSameSummary(t, &want, &fast, data)
+		}
+	})
+}
