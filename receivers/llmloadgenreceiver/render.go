@@ -282,6 +282,19 @@ func (rd *renderer) chunkEvents(s *spanRec, sp ptrace.Span) {
 	}
 }
 
+// chunkSpanID derives the id of chunk span i from its parent's id without
+// drawing from the generator: the parent's id with its last three bytes
+// XORed with i+1. It never equals the parent's id (i+1 is not zero), the
+// chunks of one parent never share one (up to 2^24-1 chunks), and it is
+// never all-zero (the first byte is the parent's, which is odd).
+func chunkSpanID(parent [8]byte, i int) [8]byte {
+	n := uint32(i + 1)
+	parent[5] ^= byte(n >> 16)
+	parent[6] ^= byte(n)
+	parent[7] ^= byte(n >> 8)
+	return parent
+}
+
 func (rd *renderer) chunkSpans(r *request, s *spanRec, parent ptrace.Span, ss ptrace.SpanSlice) {
 	n := s.chunks
 	if c := rd.cfg.Stream.MaxChunkSpans; c > 0 && n > c {
@@ -293,9 +306,7 @@ func (rd *renderer) chunkSpans(r *request, s *spanRec, parent ptrace.Span, ss pt
 		c := ss.AppendEmpty()
 		c.SetTraceID(parent.TraceID())
 		c.SetParentSpanID(parent.SpanID())
-		id := s.id
-		id[6], id[7] = byte(i), byte(i>>8)^0x80
-		c.SetSpanID(pcommon.SpanID(id))
+		c.SetSpanID(pcommon.SpanID(chunkSpanID(s.id, i)))
 		c.SetName(name)
 		c.SetKind(ptrace.SpanKindInternal)
 		at := s.start + chunkOffset(s, i)
