@@ -2,7 +2,6 @@ package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receive
 
 import (
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -71,6 +70,12 @@ type modelState struct {
 	in       sampler
 	out      sampler
 	names    [numOps]string // span names per op
+	// chunkSpan names the per-chunk child spans (span_per_chunk).
+	chunkSpan string
+	// nAttrs is the number of attributes the renderer's common() puts per
+	// op; nRespModel is 1 when the dialect records the response model.
+	nAttrs     [numOps]int
+	nRespModel int
 }
 
 type scenarioState struct {
@@ -207,6 +212,7 @@ func (g *generator) newModel(mc *ModelConfig) *modelState {
 	for o := range numOps {
 		m.names[o] = expand(g.d.spanName[o], g.d.opValue[o], mc.Name, mc.Provider, "", "", "")
 	}
+	m.chunkSpan = strings.ReplaceAll(g.d.chunkSpan, "{provider}", mc.Provider)
 	return m
 }
 
@@ -555,14 +561,3 @@ func chunkOffset(s *spanRec, i int) int64 {
 	}
 	return first + int64(gap*(float64(i)+j))
 }
-
-func hexID(prefix string, id [8]byte) string {
-	var b [16]byte
-	const digits = "0123456789abcdef"
-	for i, v := range id {
-		b[2*i], b[2*i+1] = digits[v>>4], digits[v&15]
-	}
-	return prefix + string(b[:])
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }

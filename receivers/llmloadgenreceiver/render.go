@@ -1,8 +1,10 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -35,10 +37,30 @@ type renderer struct {
 	byRes  []ptrace.SpanSlice
 	hasRes []bool
 	spans  int // spans in the current batch
+	// resSpans counts the current batch's spans per resource; lastSpans
+	// holds the previous batch's counts, which size the next batch's span
+	// slices so that they do not grow by doubling.
+	resSpans, lastSpans []int
 
 	prompt, completion string // synthetic content, when enabled
 	invocationParams   string
-	spanPerChunkName   []string // per chat model
+
+	// ids holds the batch's id strings (response, tool call, agent and
+	// conversation ids) back to back in shared buffers.
+	ids idArena
+	// Attribute counts that depend only on the dialect and the
+	// configuration, so that each span's attribute map is allocated once at
+	// its final size.
+	commonNil  [numOps]int // common() without a model
+	chatStatic int         // stream, temperature, invocation parameters
+	chatFirst  int         // time to first chunk, response id
+	chatOK     int         // usage, finish reasons, completion content
+	inContent  int         // prompt content
+	embStatic  int         // embedding input type
+	embOK      int         // usage, dimensions
+	retrieval  int
+	tool       int
+	agent      int // without the task and the error
 }
 
 func newRenderer(cfg *Config, g *generator, version string) *renderer {
@@ -59,6 +81,8 @@ func newRenderer(cfg *Config, g *generator, version string) *renderer {
 	}
 	rd.byRes = make([]ptrace.SpanSlice, len(rd.resources))
 	rd.hasRes = make([]bool, len(rd.resources))
+	rd.resSpans = make([]int, len(rd.resources))
+	rd.lastSpans = make([]int, len(rd.resources))
 	if cfg.Content.Enabled {
 		rd.prompt = syntheticText(cfg.Content.PromptBytes)
 		rd.completion = syntheticText(cfg.Content.CompletionBytes)
@@ -66,8 +90,89 @@ func newRenderer(cfg *Config, g *generator, version string) *renderer {
 	if g.d.invocationParams != "" {
 		rd.invocationParams = `{"stream":true,"temperature":` + strconv.FormatFloat(temperature, 'f', -1, 64) + `}`
 	}
+	rd.countAttrs()
 	rd.reset()
 	return rd
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// countAttrs precomputes how many attributes each kind of span carries in
+// the dialect, mirroring what the span writers below put (putStr and putInt
+// skip an empty key, putStr also an empty value).
+func (rd *renderer) countAttrs() {
+	d, g := rd.d, rd.g
+	has := func(f field) bool { return d.attrs[f] != "" }
+	for o := range numOps {
+		rd.commonNil[o] = rd.commonCount(o, nil)
+	}
+	for _, ms := range [][]*modelState{g.chat, g.emb, {g.rerank}} {
+		for _, m := range ms {
+			if m == nil {
+				continue
+			}
+			for o := range numOps {
+				m.nAttrs[o] = rd.commonCount(o, m)
+			}
+			if has(fResponseModel) && m.cfg.Name != "" {
+				m.nRespModel = 1
+			}
+		}
+	}
+	content := rd.cfg.Content.Enabled
+	rd.chatStatic = b2i(has(fStream)) + b2i(has(fTemperature)) + b2i(d.invocationParams != "" && rd.invocationParams != "")
+	rd.chatFirst = b2i(has(fTTFT)) + b2i(has(fResponseID))
+	rd.inContent = b2i(content && has(fInputContent) && rd.prompt != "")
+	rd.chatOK = b2i(has(fInputTokens)) + b2i(has(fOutputTokens)) + b2i(has(fTotalTokens)) + b2i(has(fChoiceCount)) +
+		b2i(has(fFinishReasons)) + b2i(content && has(fOutputContent) && rd.completion != "")
+	rd.embStatic = b2i(has(fEmbeddingInputType))
+	rd.embOK = b2i(has(fInputTokens)) + b2i(has(fTotalTokens)) + b2i(has(fEmbeddingDims))
+	rc := &rd.cfg.RAG
+	rd.retrieval = rd.commonNil[opRetrieval] + 3 + b2i(rc.Collection != "") + b2i(d.attrs[fOperation] == genai.AttrOperationName && rc.Collection != "")
+	rd.tool = rd.commonNil[opTool] + b2i(has(fToolCallID)) + b2i(d.attrs[fOperation] == genai.AttrOperationName)
+	rd.agent = rd.commonNil[opAgent] + b2i(has(fAgentID)) + b2i(has(fConversationID)) + 1
+}
+
+// commonCount is the number of attributes common() puts.
+func (rd *renderer) commonCount(o op, m *modelState) int {
+	d := rd.d
+	n := b2i(d.attrs[fOperation] != "" && d.opValue[o] != "") + b2i(d.kindKey != "" && d.kindValue[o] != "")
+	if m != nil {
+		key := d.modelKey[o]
+		if key == "" {
+			key = d.attrs[fRequestModel]
+		}
+		n += b2i(d.attrs[fProvider] != "" && m.provider != "") + b2i(key != "" && m.cfg.Name != "") + b2i(m.cfg.ServerAddress != "")
+	}
+	return n
+}
+
+// idArena hands out short immutable strings carved from shared byte
+// buffers: one allocation per few hundred ids instead of one per id. Bytes
+// are only ever appended past what earlier strings cover, and a full buffer
+// is left to the strings that point into it, so no string changes.
+type idArena struct{ buf []byte }
+
+const idArenaSize = 8 << 10
+
+// hex returns prefix followed by the 16 hex digits of id.
+func (a *idArena) hex(prefix string, id [8]byte) string {
+	n := len(prefix) + 16
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(idArenaSize, n))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, prefix...)
+	const digits = "0123456789abcdef"
+	for _, v := range id {
+		a.buf = append(a.buf, digits[v>>4], digits[v&15])
+	}
+	return unsafe.String(&a.buf[start], n)
 }
 
 const lorem = "The quick brown fox jumps over the lazy dog while the model streams tokens to the client. "
@@ -83,7 +188,11 @@ func syntheticText(n int) string {
 func (rd *renderer) reset() {
 	rd.traces = ptrace.NewTraces()
 	for i := range rd.hasRes {
+		if rd.hasRes[i] {
+			rd.lastSpans[i] = rd.resSpans[i]
+		}
 		rd.hasRes[i] = false
+		rd.resSpans[i] = 0
 	}
 	rd.spans = 0
 }
@@ -97,15 +206,36 @@ func (rd *renderer) take() (ptrace.Traces, int) {
 
 func (rd *renderer) slice(res int) ptrace.SpanSlice {
 	if !rd.hasRes[res] {
-		rs := rd.traces.ResourceSpans().AppendEmpty()
+		all := rd.traces.ResourceSpans()
+		if all.Len() == 0 {
+			all.EnsureCapacity(len(rd.resources))
+		}
+		rs := all.AppendEmpty()
 		rd.resources[res].CopyTo(rs.Resource().Attributes())
 		ss := rs.ScopeSpans().AppendEmpty()
 		ss.Scope().SetName(metadata.ScopeName)
 		ss.Scope().SetVersion(rd.version)
-		rd.byRes[res] = ss.Spans()
+		spans := ss.Spans()
+		// Size the slice for as many spans as this resource had in the
+		// previous batch, with some slack for the random spread.
+		if n := rd.lastSpans[res]; n > 0 {
+			spans.EnsureCapacity(n + n/8 + 4)
+		}
+		rd.byRes[res] = spans
 		rd.hasRes[res] = true
 	}
 	return rd.byRes[res]
+}
+
+// sizeCheck makes every span writer check that it put exactly as many
+// attributes as it sized the span's attribute map for. Tests set it; a
+// miscount would cost an extra allocation, not a wrong span.
+var sizeCheck bool
+
+func checkSized(a pcommon.Map, n int) {
+	if sizeCheck && a.Len() != n {
+		panic(fmt.Sprintf("llm_loadgen: sized a span's attributes for %d, put %d: %v", n, a.Len(), a.AsRaw()))
+	}
 }
 
 func putStr(m pcommon.Map, k, v string) {
@@ -123,7 +253,10 @@ func putInt(m pcommon.Map, k string, v int) {
 // render appends the spans of r to the current batch.
 func (rd *renderer) render(r *request) {
 	ss := rd.slice(r.resource)
+	before := rd.spans
+	defer func() { rd.resSpans[r.resource] += rd.spans - before }()
 	tid := pcommon.TraceID(r.traceID)
+	conv := ""
 	for i := range r.spans {
 		s := &r.spans[i]
 		sp := ss.AppendEmpty()
@@ -149,7 +282,10 @@ func (rd *renderer) render(r *request) {
 		case opTool:
 			rd.toolSpan(s, sp)
 		case opAgent:
-			rd.agentSpan(r, s, sp)
+			if conv == "" && rd.d.attrs[fConversationID] != "" {
+				conv = rd.ids.hex("conv_", r.spans[0].id)
+			}
+			rd.agentSpan(r, s, sp, conv)
 		}
 	}
 }
@@ -159,7 +295,8 @@ func (rd *renderer) httpSpan(r *request, s *spanRec, sp ptrace.Span) {
 	sp.SetName(sc.routeName)
 	sp.SetKind(ptrace.SpanKindServer)
 	a := sp.Attributes()
-	a.EnsureCapacity(7)
+	n := 5 + b2i(sc.typ == scenarioAgent) + b2i(s.status >= 400 || s.fault != nil)
+	a.EnsureCapacity(n)
 	a.PutStr("http.request.method", "POST")
 	a.PutStr("http.route", sc.route)
 	a.PutStr("url.path", sc.route)
@@ -180,6 +317,7 @@ func (rd *renderer) httpSpan(r *request, s *spanRec, sp ptrace.Span) {
 		sp.Status().SetCode(ptrace.StatusCodeError)
 		sp.Status().SetMessage(s.fault.message)
 	}
+	checkSized(a, n)
 }
 
 // common writes the attributes every GenAI span of the dialect carries.
@@ -210,7 +348,16 @@ func (rd *renderer) chatSpan(r *request, s *spanRec, sp ptrace.Span, ss ptrace.S
 	sp.SetName(m.names[opChat])
 	sp.SetKind(ptrace.SpanKindClient)
 	a := sp.Attributes()
-	a.EnsureCapacity(16)
+	n := m.nAttrs[opChat] + rd.chatStatic + b2i(s.resend > 0) + rd.inContent
+	if s.ttft >= 0 {
+		n += rd.chatFirst
+	}
+	if s.fault != nil {
+		n++
+	} else {
+		n += m.nRespModel + rd.chatOK
+	}
+	a.EnsureCapacity(n)
 	rd.common(a, opChat, m)
 	if d.attrs[fStream] != "" {
 		a.PutBool(d.attrs[fStream], true)
@@ -226,7 +373,9 @@ func (rd *renderer) chatSpan(r *request, s *spanRec, sp ptrace.Span, ss ptrace.S
 		if d.attrs[fTTFT] != "" {
 			a.PutDouble(d.attrs[fTTFT], s.ttft*d.ttftScale)
 		}
-		putStr(a, d.attrs[fResponseID], hexID("chatcmpl-", s.id))
+		if k := d.attrs[fResponseID]; k != "" {
+			a.PutStr(k, rd.ids.hex("chatcmpl-", s.id))
+		}
 		rd.chunkEvents(s, sp)
 	}
 	if rd.cfg.Content.Enabled {
@@ -251,6 +400,7 @@ func (rd *renderer) chatSpan(r *request, s *spanRec, sp ptrace.Span, ss ptrace.S
 			putStr(a, d.attrs[fOutputContent], rd.completion)
 		}
 	}
+	checkSized(a, n)
 	if rd.cfg.Stream.SpanPerChunk && s.chunks > 0 {
 		rd.chunkSpans(r, s, sp, ss)
 	}
@@ -273,10 +423,14 @@ func (rd *renderer) chunkEvents(s *spanRec, sp ptrace.Span) {
 		e := ev.AppendEmpty()
 		e.SetName(rd.d.chunkEvent)
 		e.SetTimestamp(pcommon.Timestamp(s.start + chunkOffset(s, i)))
+		ttft := i == 0 && rd.d.attrs[fTTFT] != ""
+		if k := b2i(n > 1) + b2i(ttft); k > 1 {
+			e.Attributes().EnsureCapacity(k)
+		}
 		if n > 1 {
 			e.Attributes().PutInt(attrChunkIdx, int64(i))
 		}
-		if i == 0 && rd.d.attrs[fTTFT] != "" {
+		if ttft {
 			e.Attributes().PutDouble(rd.d.attrs[fTTFT], s.ttft*rd.d.ttftScale)
 		}
 	}
@@ -300,7 +454,7 @@ func (rd *renderer) chunkSpans(r *request, s *spanRec, parent ptrace.Span, ss pt
 	if c := rd.cfg.Stream.MaxChunkSpans; c > 0 && n > c {
 		n = c
 	}
-	name := strings.ReplaceAll(rd.d.chunkSpan, "{provider}", s.model.cfg.Provider)
+	name := s.model.chunkSpan
 	prev := s.start
 	for i := range n {
 		c := ss.AppendEmpty()
@@ -324,7 +478,13 @@ func (rd *renderer) embeddingsSpan(s *spanRec, sp ptrace.Span) {
 	sp.SetName(s.model.names[opEmbeddings])
 	sp.SetKind(ptrace.SpanKindClient)
 	a := sp.Attributes()
-	a.EnsureCapacity(10)
+	n := s.model.nAttrs[opEmbeddings] + b2i(s.resend > 0) + rd.embStatic
+	if s.fault != nil {
+		n++
+	} else {
+		n += s.model.nRespModel + rd.embOK
+	}
+	a.EnsureCapacity(n)
 	rd.common(a, opEmbeddings, s.model)
 	if s.resend > 0 {
 		a.PutInt("http.request.resend_count", int64(s.resend))
@@ -332,12 +492,13 @@ func (rd *renderer) embeddingsSpan(s *spanRec, sp ptrace.Span) {
 	putStr(a, d.attrs[fEmbeddingInputType], "text")
 	if s.fault != nil {
 		setError(sp, a, s.fault)
-		return
+	} else {
+		putStr(a, d.attrs[fResponseModel], s.model.cfg.Name)
+		putInt(a, d.attrs[fInputTokens], s.in)
+		putInt(a, d.attrs[fTotalTokens], s.in)
+		putInt(a, d.attrs[fEmbeddingDims], s.dims)
 	}
-	putStr(a, d.attrs[fResponseModel], s.model.cfg.Name)
-	putInt(a, d.attrs[fInputTokens], s.in)
-	putInt(a, d.attrs[fTotalTokens], s.in)
-	putInt(a, d.attrs[fEmbeddingDims], s.dims)
+	checkSized(a, n)
 }
 
 func (rd *renderer) retrievalSpan(sp ptrace.Span) {
@@ -345,7 +506,7 @@ func (rd *renderer) retrievalSpan(sp ptrace.Span) {
 	sp.SetName(rd.g.retrieveName)
 	sp.SetKind(ptrace.SpanKindClient)
 	a := sp.Attributes()
-	a.EnsureCapacity(7)
+	a.EnsureCapacity(rd.retrieval)
 	rd.common(a, opRetrieval, nil)
 	a.PutStr("db.system.name", rc.VectorStore)
 	putStr(a, "db.collection.name", rc.Collection)
@@ -354,15 +515,18 @@ func (rd *renderer) retrievalSpan(sp ptrace.Span) {
 	if rd.d.attrs[fOperation] == genai.AttrOperationName {
 		putStr(a, "gen_ai.data_source.id", rc.Collection)
 	}
+	checkSized(a, rd.retrieval)
 }
 
 func (rd *renderer) rerankSpan(s *spanRec, sp ptrace.Span) {
 	sp.SetName(s.model.names[opRerank])
 	sp.SetKind(ptrace.SpanKindClient)
 	a := sp.Attributes()
-	a.EnsureCapacity(6)
+	n := s.model.nAttrs[opRerank] + 1
+	a.EnsureCapacity(n)
 	rd.common(a, opRerank, s.model)
 	a.PutInt("rerank.top_n", int64(rd.cfg.RAG.TopK))
+	checkSized(a, n)
 }
 
 func (rd *renderer) toolSpan(s *spanRec, sp ptrace.Span) {
@@ -370,28 +534,38 @@ func (rd *renderer) toolSpan(s *spanRec, sp ptrace.Span) {
 	sp.SetName(rd.g.toolNames[s.task])
 	sp.SetKind(ptrace.SpanKindInternal)
 	a := sp.Attributes()
-	a.EnsureCapacity(5)
+	n := rd.tool + b2i(d.attrs[fToolName] != "" && s.name != "")
+	a.EnsureCapacity(n)
 	rd.common(a, opTool, nil)
 	putStr(a, d.attrs[fToolName], s.name)
-	putStr(a, d.attrs[fToolCallID], hexID("call_", s.id))
+	if k := d.attrs[fToolCallID]; k != "" {
+		a.PutStr(k, rd.ids.hex("call_", s.id))
+	}
 	if d.attrs[fOperation] == genai.AttrOperationName {
 		a.PutStr("gen_ai.tool.type", "function")
 	}
+	checkSized(a, n)
 }
 
-func (rd *renderer) agentSpan(r *request, s *spanRec, sp ptrace.Span) {
+func (rd *renderer) agentSpan(r *request, s *spanRec, sp ptrace.Span, conv string) {
 	d := rd.d
 	sp.SetName(rd.g.agentNames[s.name])
 	sp.SetKind(ptrace.SpanKindInternal)
 	a := sp.Attributes()
-	a.EnsureCapacity(7)
+	n := rd.agent + b2i(d.attrs[fAgentName] != "" && s.name != "") + b2i(s.task > 0) + b2i(s.fault != nil)
+	a.EnsureCapacity(n)
 	rd.common(a, opAgent, nil)
 	putStr(a, d.attrs[fAgentName], s.name)
-	putStr(a, d.attrs[fAgentID], hexID("asst_", s.id))
-	putStr(a, d.attrs[fConversationID], hexID("conv_", r.spans[0].id))
+	if k := d.attrs[fAgentID]; k != "" {
+		a.PutStr(k, rd.ids.hex("asst_", s.id))
+	}
+	putStr(a, d.attrs[fConversationID], conv)
 	a.PutStr(attrAgentRole, s.role)
 	if s.task > 0 {
 		a.PutInt(attrAgentTask, int64(s.task))
+	}
+	if len(s.links) > 0 {
+		sp.Links().EnsureCapacity(len(s.links))
 	}
 	for _, l := range s.links {
 		ln := sp.Links().AppendEmpty()
@@ -402,4 +576,5 @@ func (rd *renderer) agentSpan(r *request, s *spanRec, sp ptrace.Span) {
 	if s.fault != nil {
 		setError(sp, a, s.fault)
 	}
+	checkSized(a, n)
 }
