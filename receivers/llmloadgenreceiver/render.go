@@ -254,7 +254,6 @@ func putInt(m pcommon.Map, k string, v int) {
 func (rd *renderer) render(r *request) {
 	ss := rd.slice(r.resource)
 	before := rd.spans
-	defer func() { rd.resSpans[r.resource] += rd.spans - before }()
 	tid := pcommon.TraceID(r.traceID)
 	conv := ""
 	for i := range r.spans {
@@ -288,6 +287,7 @@ func (rd *renderer) render(r *request) {
 			rd.agentSpan(r, s, sp, conv)
 		}
 	}
+	rd.resSpans[r.resource] += rd.spans - before
 }
 
 func (rd *renderer) httpSpan(r *request, s *spanRec, sp ptrace.Span) {

@@ -47,6 +47,9 @@ type syntheticRunner struct {
 	nextArrival float64
 	inBatch     int
 	outcomes    map[requestOutcome]int64
+	// counts holds the current batch's requests per scenario and outcome
+	// (index 2*scenario+failed); flush moves them into outcomes.
+	counts      []int64
 	totals      runTotals
 	lastReport  time.Time
 	lastEmitted int64
@@ -123,6 +126,7 @@ func (s *syntheticRunner) init() {
 		s.open = newOpenLoop(cfg.Arrival, s.gen.rng)
 	}
 	s.outcomes = map[requestOutcome]int64{}
+	s.counts = make([]int64, 2*len(s.gen.scenarios))
 	s.lastReport, s.lastMetrics = s.now(), s.now()
 	s.nextArrival = s.arrival()
 }
@@ -167,11 +171,11 @@ func (s *syntheticRunner) collect(r *request) {
 	if s.l.logs != nil && s.cfg.Logs.InferenceDetails {
 		s.lb.add(r)
 	}
-	o := requestOutcome{scenario: s.gen.scenarios[r.scenario].typ, outcome: "ok"}
+	i := 2 * r.scenario
 	if r.failed {
-		o.outcome = "error"
+		i++
 	}
-	s.outcomes[o]++
+	s.counts[i]++
 	s.inBatch++
 }
 
@@ -325,7 +329,7 @@ func (s *syntheticRunner) dropPending(_ context.Context, inflightRequests int) {
 		s.tel.dropped.Add(ctx, int64(n), s.tel.dropAttrs(signalLogs, dropShutdown))
 	}
 	s.inBatch = 0
-	clear(s.outcomes)
+	clear(s.counts)
 	if inflightRequests > 0 {
 		s.logger.Info("llm_loadgen stopped with simulated requests in flight; their telemetry is not emitted",
 			zap.Int("in_flight_requests", inflightRequests))
@@ -337,6 +341,16 @@ func (s *syntheticRunner) flush(ctx context.Context) {
 	if s.inBatch == 0 {
 		return
 	}
+	for i, n := range s.counts {
+		if n > 0 {
+			o := requestOutcome{scenario: s.gen.scenarios[i/2].typ, outcome: "ok"}
+			if i%2 == 1 {
+				o.outcome = "error"
+			}
+			s.outcomes[o] += n
+		}
+	}
+	clear(s.counts)
 	s.tel.recordRequests(ctx, s.outcomes)
 	clear(s.outcomes)
 	s.totals.requests += int64(s.inBatch)
