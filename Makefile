@@ -43,7 +43,7 @@ E2E_PKG := ./test/e2e/...
 # compiler's warnings about them out of every build and test log.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: tools build run test lint vet fmt unit e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
+.PHONY: tools build run test lint vet fmt unit fuzz-short fuzz e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
 
 ## tools: install the pinned ocb and helm into .tools/
 tools: $(OCB) $(HELM)
@@ -89,8 +89,18 @@ run: build
 	@echo "  stop with Ctrl-C"
 	exec ./$(BIN) --config builtin:default
 
-## test: lint, unit tests with -race, end-to-end tests against the built binary, deployment checks
-test: lint unit e2e deploy-test
+## test: lint, unit tests with -race, every fuzz target briefly, end-to-end tests against the built binary, deployment checks
+test: lint unit fuzz-short e2e deploy-test
+
+# FUZZTIME is how long `make fuzz` runs each fuzz target; `make test` runs each for 10s.
+FUZZTIME ?= 5m
+
+fuzz-short:
+	scripts/fuzz.sh 10s
+
+## fuzz: every fuzz target for FUZZTIME each (default 5m); failing inputs land under testdata/fuzz/
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '^$(DIST_DIR)/')
