@@ -122,9 +122,33 @@ func mockCompleted(b *testing.B, url string) int64 {
 }
 
 func cpuSelf() time.Duration {
+	c := costSelf()
+	return c.user + c.sys
+}
+
+// procCost is the CPU time and the number of read system calls of this
+// process so far.
+type procCost struct {
+	user, sys time.Duration
+	reads     int64
+}
+
+func costSelf() procCost {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	c := procCost{user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano())}
+	if io, err := os.ReadFile("/proc/self/io"); err == nil {
+		for _, line := range strings.Split(string(io), "\n") {
+			if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+				c.reads, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+	return c
+}
+
+func (c procCost) sub(o procCost) procCost {
+	return procCost{user: c.user - o.user, sys: c.sys - o.sys, reads: c.reads - o.reads}
 }
 
 // measured is one request as a load generator reported it.
@@ -261,7 +285,7 @@ func BenchmarkLiveVsLocust(b *testing.B) {
 	const users = 64
 	run := 10 * time.Second
 	for i := 0; i < b.N; i++ {
-		url := startMockProcess(b, "-ttft", "20ms", "-itl", "2ms", "-output-tokens", "32", "-output-jitter", "0", "-jitter", "0.2")
+		url := startMockProcess(b, vsLocustMock...)
 
 		b.Logf("mockllm at %s; running Locust", url)
 		// Locust.
@@ -285,9 +309,10 @@ func BenchmarkLiveVsLocust(b *testing.B) {
 		b.Logf("Locust: %d requests, %v CPU; running llm_loadgen", locustDone, locustCPU)
 		// llm_loadgen, same users and duration.
 		before = mockCompleted(b, url)
-		cpu0 := cpuSelf()
+		c0 := costSelf()
 		ours := runLoadgenClosed(b, url, users, run, chunkEventsFirst)
-		oursCPU := cpuSelf() - cpu0
+		oc := costSelf().sub(c0)
+		oursCPU := oc.user + oc.sys
 		oursDone := mockCompleted(b, url) - before
 
 		le := compareTruth(b, url, locustMs, 500)
@@ -298,11 +323,45 @@ func BenchmarkLiveVsLocust(b *testing.B) {
 		b.ReportMetric(float64(oursDone)/run.Seconds(), "loadgen_req/s")
 		b.ReportMetric(1e3*locustCPU.Seconds()/float64(locustDone), "locust_cpu_ms/req")
 		b.ReportMetric(1e3*oursCPU.Seconds()/float64(oursDone), "loadgen_cpu_ms/req")
+		b.ReportMetric(1e3*oc.sys.Seconds()/float64(oursDone), "loadgen_sys_ms/req")
+		b.ReportMetric(float64(oc.reads)/float64(oursDone), "loadgen_reads/req")
 		b.ReportMetric(oPerCPU/lPerCPU, "req_per_cpu_s_ratio")
 		b.ReportMetric(1e3*pct(le.ttft, 0.5), "locust_ttft_err_p50_ms")
 		b.ReportMetric(1e3*pct(le.ttft, 0.99), "locust_ttft_err_p99_ms")
 		b.ReportMetric(1e3*pct(oe.ttft, 0.5), "loadgen_ttft_err_p50_ms")
 		b.ReportMetric(1e3*pct(oe.ttft, 0.99), "loadgen_ttft_err_p99_ms")
+	}
+}
+
+// vsLocustMock is the mock's latency model for the comparison with Locust:
+// TTFT 20 ms ± 20 %, 32 tokens 2 ms apart, one token per chunk (36 events
+// per request with the role, finish, usage and [DONE] events).
+var vsLocustMock = []string{"-ttft", "20ms", "-itl", "2ms", "-output-tokens", "32", "-output-jitter", "0", "-jitter", "0.2"}
+
+// BenchmarkLiveStreamCPU runs only the live receiver against a mockllm
+// process with the latency model of BenchmarkLiveVsLocust, for 64 and 256
+// closed-loop users, and reports the generator's CPU time per request (user
+// and system) and its read system calls per request.
+func BenchmarkLiveStreamCPU(b *testing.B) {
+	for _, users := range []int{64, 256} {
+		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
+			url := startMockProcess(b, vsLocustMock...)
+			run := 5 * time.Second
+			for i := 0; i < b.N; i++ {
+				before := mockCompleted(b, url)
+				c0 := costSelf()
+				ms := runLoadgenClosed(b, url, users, run, chunkEventsFirst)
+				c := costSelf().sub(c0)
+				done := mockCompleted(b, url) - before
+				if done == 0 || len(ms) == 0 {
+					b.Fatal("no request completed")
+				}
+				b.ReportMetric(float64(done)/run.Seconds(), "req/s")
+				b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(done), "cpu_ms/req")
+				b.ReportMetric(1e3*c.sys.Seconds()/float64(done), "sys_ms/req")
+				b.ReportMetric(float64(c.reads)/float64(done), "reads/req")
+			}
+		})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -150,29 +151,85 @@ func (r *liveResult) traceparent() string {
 
 // phaseTimer turns the phase timeouts into one context cancellation with a
 // cause naming the phase that expired. One timer serves every phase of a
-// request: arming it again resets it.
+// request: arming it again moves its deadline. In the idle phase an event
+// only records its time (touch, one atomic store); when the timer fires it
+// checks the time of the last event and, if the stream was not silent for
+// the whole idle timeout, re-arms itself for the rest instead of cancelling.
 type phaseTimer struct {
 	cancel context.CancelCauseFunc
-	timer  *time.Timer
-	phase  atomic.Pointer[error]
+	idle   time.Duration // the idle timeout
+	base   time.Time     // origin of due and last
+	last   atomic.Int64  // time of the last event, since base
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	phase   int
+	due     time.Duration // deadline of the phase, since base
+	stopped bool
 }
+
+// Phases of a request, each with its own timeout.
+const (
+	phaseConnect = iota
+	phaseTTFT
+	phaseIdle  // between events; touch extends it
+	phaseDrain // reading the body's end after [DONE]
+)
 
 var (
 	errConnectTimeout = errors.New(errTypeConnectTimeout)
 	errTTFTTimeout    = errors.New(errTypeTTFTTimeout)
 	errIdleTimeout    = errors.New(errTypeIdleTimeout)
+	phaseErrs         = [...]error{phaseConnect: errConnectTimeout, phaseTTFT: errTTFTTimeout, phaseIdle: errIdleTimeout, phaseDrain: errIdleTimeout}
 )
 
-func (p *phaseTimer) arm(d time.Duration, phase error) {
-	p.phase.Store(&phase)
+func newPhaseTimer(cancel context.CancelCauseFunc, idle time.Duration) *phaseTimer {
+	return &phaseTimer{cancel: cancel, idle: idle, base: time.Now()}
+}
+
+// arm starts phase with timeout d from now.
+func (p *phaseTimer) arm(d time.Duration, phase int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.phase, p.stopped = phase, false
+	p.due = time.Since(p.base) + d
 	if p.timer == nil {
-		p.timer = time.AfterFunc(d, func() { p.cancel(*p.phase.Load()) })
+		p.timer = time.AfterFunc(d, p.fire)
 		return
 	}
 	p.timer.Reset(d)
 }
 
+// touch records an event at t; in the idle phase it extends the deadline to
+// t + the idle timeout.
+func (p *phaseTimer) touch(t time.Time) { p.last.Store(int64(t.Sub(p.base))) }
+
+func (p *phaseTimer) fire() {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	due := p.due
+	if p.phase == phaseIdle {
+		due = max(due, time.Duration(p.last.Load())+p.idle)
+	}
+	if now := time.Since(p.base); now < due {
+		// Re-armed since this firing was scheduled, or events came.
+		p.timer.Reset(due - now)
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	cause := phaseErrs[p.phase]
+	p.mu.Unlock()
+	p.cancel(cause)
+}
+
 func (p *phaseTimer) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
 	if p.timer != nil {
 		p.timer.Stop()
 	}
@@ -185,6 +242,7 @@ type liveClient struct {
 	url       string
 	auth      string
 	keepTimes bool
+	gapHint   atomic.Int64 // content gaps of the last stream: the next one's capacity
 }
 
 // do sends one request built from body and fills res. ctx is the run's
@@ -196,7 +254,7 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 	defer cancelDeadline()
 	rctx, cancel := context.WithCancelCause(rctx)
 	defer cancel(nil)
-	pt := &phaseTimer{cancel: cancel}
+	pt := newPhaseTimer(cancel, t.Idle)
 	defer pt.stop()
 
 	trace := &httptrace.ClientTrace{
@@ -206,11 +264,11 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 		ConnectDone:          func(string, string, error) { res.Net.set(netConnDone) },
 		TLSHandshakeStart:    func() { res.Net.set(netTLSStart) },
 		TLSHandshakeDone:     func(tls.ConnectionState, error) { res.Net.set(netTLSDone) },
-		GotConn:              func(i httptrace.GotConnInfo) { res.ConnReused = i.Reused; pt.arm(t.TTFT, errTTFTTimeout) },
+		GotConn:              func(i httptrace.GotConnInfo) { res.ConnReused = i.Reused; pt.arm(t.TTFT, phaseTTFT) },
 		WroteRequest:         func(httptrace.WroteRequestInfo) { res.WroteReq = time.Now() },
 		GotFirstResponseByte: func() { res.FirstByte = time.Now() },
 	}
-	pt.arm(t.Connect, errConnectTimeout)
+	pt.arm(t.Connect, phaseConnect)
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		res.fail(errTypeInvalidResponse, err)
@@ -259,12 +317,31 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 	c.readStream(rctx, ctx, resp.Body, res, pt)
 }
 
+// streamState is the parsing state of one stream, reused across requests.
+type streamState struct {
+	rd    *sse.Reader
+	chunk sse.ChunkSummary
+}
+
+var streamStates = sync.Pool{New: func() any { return &streamState{rd: sse.NewReader(nil, 0)} }}
+
 // readStream parses the event stream, timestamping each event as it is
 // parsed, and checks the stream's integrity.
 func (c *liveClient) readStream(rctx, runCtx context.Context, body io.Reader, res *liveResult, pt *phaseTimer) {
 	t := &c.cfg.Timeouts
-	rd := sse.NewReader(body, 0)
-	var chunk sse.Chunk
+	st := streamStates.Get().(*streamState)
+	defer func() {
+		st.rd.Reset(nil)
+		streamStates.Put(st)
+	}()
+	rd, chunk := st.rd, &st.chunk
+	rd.Reset(body)
+	if n := c.gapHint.Load(); n > 0 {
+		res.Gaps = make([]float64, 0, n)
+		if c.keepTimes {
+			res.ChunkTimes = make([]time.Time, 0, n+1)
+		}
+	}
 	usageAt := -1
 	finishAt := -1
 loop:
@@ -293,7 +370,7 @@ loop:
 			// terminator follows [DONE] at once) so the connection goes back
 			// to the idle pool instead of being closed; bounded in bytes and
 			// time, and anything found there is out of order.
-			pt.arm(min(t.Idle, time.Second), errIdleTimeout)
+			pt.arm(min(t.Idle, time.Second), phaseDrain)
 			n, _ := io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 			if n += int64(rd.Buffered()); n > 0 {
 				res.fail(errTypeEventOrder, fmt.Errorf("%d bytes after data: [DONE]", n))
@@ -301,12 +378,10 @@ loop:
 			pt.stop()
 			break loop
 		}
-		// Every event restarts the idle timer; the TTFT timer stays armed
-		// until content arrives.
-		if !res.FirstToken.IsZero() {
-			pt.arm(t.Idle, errIdleTimeout)
-		}
-		if err := sse.DecodeChunk(ev.Data, &chunk); err != nil {
+		// Every event extends the idle timeout; the TTFT timeout stays
+		// armed until content arrives.
+		pt.touch(ev.Time)
+		if err := sse.ScanChunk(ev.Data, chunk); err != nil {
 			res.fail(errTypeMalformed, err)
 			continue
 		}
@@ -315,15 +390,18 @@ loop:
 			continue
 		}
 		if res.ResponseID == "" {
-			res.ResponseID, res.RespModel = chunk.ID, chunk.Model
+			res.ResponseID = string(chunk.ID)
+			if string(chunk.Model) != res.RespModel {
+				res.RespModel = string(chunk.Model)
+			}
 		}
-		if chunk.Usage != nil {
+		if chunk.HasUsage {
 			res.UsageSeen = true
 			res.InputTokens = chunk.Usage.PromptTokens
 			res.OutputTokens = chunk.Usage.CompletionTokens
 			usageAt = res.Events
 		}
-		if len(chunk.Choices) == 0 {
+		if chunk.Choices == 0 {
 			continue
 		}
 		if usageAt >= 0 && usageAt < res.Events {
@@ -332,14 +410,13 @@ loop:
 		if res.FirstChunk.IsZero() {
 			res.FirstChunk = ev.Time
 		}
-		n, tools := chunk.ContentLen()
-		if n > 0 || tools {
+		if chunk.Content {
 			if finishAt >= 0 {
 				res.fail(errTypeEventOrder, errors.New("content after finish_reason"))
 			}
 			if res.FirstToken.IsZero() {
 				res.FirstToken = ev.Time
-				pt.arm(t.Idle, errIdleTimeout)
+				pt.arm(t.Idle, phaseIdle)
 			} else {
 				res.Gaps = append(res.Gaps, ev.Time.Sub(res.LastToken).Seconds())
 			}
@@ -349,10 +426,15 @@ loop:
 				res.ChunkTimes = append(res.ChunkTimes, ev.Time)
 			}
 		}
-		if f := chunk.FinishReason(); f != "" {
-			res.Finish = f
+		if len(chunk.Finish) > 0 {
+			if string(chunk.Finish) != res.Finish {
+				res.Finish = string(chunk.Finish)
+			}
 			finishAt = res.Events
 		}
+	}
+	if n := len(res.Gaps); n > 0 {
+		c.gapHint.Store(int64(min(n, 1<<12)))
 	}
 	if !res.UsageSeen {
 		res.OutputTokens = res.Chunks
