@@ -72,6 +72,15 @@ type Config struct {
 	Duration time.Duration `mapstructure:"duration"`
 	// Requests bounds the run in requests; 0 means unbounded.
 	Requests int64 `mapstructure:"requests"`
+	// RunID names the run on every span and metric (resource attributes
+	// llm_loadgen.run.id, llm_loadgen.shard.index, llm_loadgen.shard.count);
+	// every shard of a distributed run carries the same one. Live mode only.
+	RunID string `mapstructure:"run_id"`
+	// StartAt (RFC 3339) is the absolute time the live schedule starts, so
+	// that shards started at different moments begin together. Live mode only.
+	StartAt string `mapstructure:"start_at"`
+	// Shard splits one run across several processes (shard.go).
+	Shard ShardConfig `mapstructure:"shard"`
 
 	Arrival   ArrivalConfig    `mapstructure:"arrival"`
 	Scenarios []ScenarioConfig `mapstructure:"scenarios"`
@@ -323,6 +332,7 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	add(oneOf("mode", cfg.Mode, allowedModes))
+	add(cfg.validateShard())
 	if cfg.Mode == modeLive {
 		add(cfg.Live.validateLive(cfg))
 		return errors.Join(errs...)

@@ -70,6 +70,7 @@ func createDefaultConfig() component.Config {
 		ProgressInterval: 10 * time.Second,
 		Backpressure:     BackpressureConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 2 * time.Second},
 		Live:             defaultLiveConfig(),
+		Shard:            ShardConfig{Count: 1},
 	}
 }
 

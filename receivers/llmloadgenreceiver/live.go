@@ -67,6 +67,12 @@ type liveRunner struct {
 	version string
 	summary liveSummary
 
+	// Sharding (shard.go): this process's part of the run's schedule.
+	plan     shardPlan
+	sched    *scheduleStats
+	step     int   // sweep step being scheduled
+	requests int64 // this shard's share of the run's request bound
+
 	// Sweep outcome, set before the run's results channel closes.
 	sweepKnee      float64
 	sweepStoppedBy string
@@ -87,19 +93,27 @@ func newLiveRunner(l *loadgen) (runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	seed := l.cfg.Seed
+	seed := globalSeed(l.cfg)
 	if seed == 0 {
 		seed = rand.Uint64()
+	}
+	plan, err := newShardPlan(l.cfg, seed)
+	if err != nil {
+		return nil, err
 	}
 	lc := &l.cfg.Live
 	r := &liveRunner{
 		l: l, cfg: l.cfg, lc: lc, tel: tel, ltel: ltel, obs: obs, logger: l.set.Logger, seed: seed,
 		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		version: l.set.BuildInfo.Version,
+		plan:    plan, sched: newScheduleStats(), requests: plan.share(l.cfg.Requests),
 	}
-	rng := newRand(seed)
+	if plan.identified() {
+		r.runID = plan.runID + "-" + strconv.Itoa(plan.index)
+	}
+	rng := newRand(plan.localSeed())
 	r.inputs = newSampler(lc.Prompt.InputTokens, rng.src)
-	r.idRand = rand.New(rand.NewPCG(seed^0x5bd1e995, uint64(time.Now().UnixNano())))
+	r.idRand = rand.New(rand.NewPCG(plan.localSeed()^0x5bd1e995, uint64(time.Now().UnixNano())))
 	r.prompts = newPromptBuilder(lc, r.runID)
 	return r, nil
 }
@@ -158,8 +172,11 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	r.stopIssue = stop
 	r.schedDone = make(chan struct{})
 	r.outDone = make(chan struct{})
-	start := time.Now()
-	out := newLiveRenderer(r.lc, r.version, start)
+	now := time.Now()
+	start := r.plan.begin(now)
+	out := newLiveRenderer(r.lc, r.version, now)
+	out.plan = r.plan
+	out.reset(r.version)
 	go func() {
 		defer close(r.outDone)
 		r.output(out)
@@ -169,8 +186,10 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 		r.logger.Info("llm_loadgen live run started",
 			zap.String("endpoint", r.client.url), zap.String("model", r.lc.Model),
 			zap.String("arrival", r.cfg.Arrival.Type), zap.Int("max_concurrency", r.lc.MaxConcurrency),
-			zap.Uint64("seed", r.seed))
+			zap.Uint64("seed", r.seed), zap.String("run_id", r.plan.runID), zap.Int("shard_index", r.plan.index),
+			zap.Int("shard_count", r.plan.count), zap.Time("start_at", start))
 		switch {
+		case !r.plan.waitStart(schedCtx):
 		case r.lc.Sweep.StepDuration > 0:
 			r.runSweep(schedCtx)
 		case r.cfg.Arrival.Type == arrivalConcurrency:
@@ -219,7 +238,7 @@ func (r *liveRunner) Shutdown(ctx context.Context) error {
 // request bound is reached.
 func (r *liveRunner) ticket() bool {
 	n := r.issued.Add(1)
-	return r.cfg.Requests == 0 || n <= r.cfg.Requests
+	return r.cfg.Requests == 0 || n <= r.requests
 }
 
 // runOpen issues requests at the arrival process's times until the duration
@@ -228,9 +247,10 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 	r.idMu.Lock()
 	src := newRand(r.idRand.Uint64())
 	r.idMu.Unlock()
-	o := newOpenLoop(a, src)
+	o := r.plan.arrivals(a, r.step, src)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	begin := time.Now().Add(-skipSlack)
 	for {
 		t := o.next()
 		if math.IsInf(t, 1) || (duration > 0 && t >= duration.Seconds()) {
@@ -240,6 +260,15 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 			return
 		}
 		sched := start.Add(time.Duration(t * float64(time.Second)))
+		if sched.Before(begin) {
+			// Scheduled before this schedule began (a late start): skip it
+			// and count it, never send a burst to catch up.
+			late := time.Since(sched).Seconds()
+			r.sched.skip(late)
+			r.ltel.lag.Record(context.Background(), late)
+			r.ltel.dropped.Add(context.Background(), 1, r.ltel.reasonAttrs(reasonLateStart))
+			continue
+		}
 		if d := time.Until(sched); d > 0 {
 			timer.Reset(d)
 			select {
@@ -250,7 +279,9 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 		} else if ctx.Err() != nil {
 			return
 		}
-		r.ltel.lag.Record(context.Background(), time.Since(sched).Seconds())
+		lag := time.Since(sched).Seconds()
+		r.ltel.lag.Record(context.Background(), lag)
+		r.sched.record(lag)
 		r.inflight.Add(1)
 		go func() {
 			defer r.inflight.Done()
@@ -281,7 +312,7 @@ func (r *liveRunner) runClosed(ctx context.Context, start time.Time) {
 		if r.cfg.Duration > 0 && elapsed >= r.cfg.Duration {
 			return
 		}
-		want := int64(math.Floor(prof.at(elapsed.Seconds()) + 1e-9))
+		want := r.plan.share(int64(math.Floor(prof.at(elapsed.Seconds()) + 1e-9)))
 		target.Store(want)
 		for ; int64(active) < want; active++ {
 			id := active
@@ -458,7 +489,11 @@ func (r *liveRunner) flushMetrics(ctx context.Context, rd *liveRenderer) {
 	if r.l.metrics == nil {
 		return
 	}
-	md, n := rd.agg.emit(time.Now(), r.version)
+	now := time.Now()
+	md, n := rd.agg.emit(now, r.version)
+	if r.plan.identified() {
+		n += r.sched.appendTo(md, rd.agg.start.AsTime(), now)
+	}
 	if n == 0 {
 		return
 	}

@@ -56,6 +56,8 @@ type liveRenderer struct {
 	n     int
 
 	agg *liveMetrics
+
+	plan shardPlan // run id and shard on every resource (shard.go)
 }
 
 func newLiveRenderer(cfg *LiveConfig, version string, start time.Time) *liveRenderer {
@@ -86,6 +88,7 @@ func (r *liveRenderer) reset(version string) {
 	if version != "" {
 		rs.Resource().Attributes().PutStr("service.version", version)
 	}
+	r.plan.putIdentity(rs.Resource().Attributes())
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
 	r.spans = ss.Spans()
@@ -351,6 +354,7 @@ func (m *liveMetrics) emit(now time.Time, version string) (pmetric.Metrics, int)
 	if version != "" {
 		rm.Resource().Attributes().PutStr("service.version", version)
 	}
+	m.r.plan.putIdentity(rm.Resource().Attributes())
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	points := 0

@@ -42,14 +42,20 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 	}
 	knee := 0.0
 	verdict := "max_rate_reached"
-	for rate := sw.StartRate; rate <= sw.MaxRate+1e-9 && ctx.Err() == nil; rate += sw.StepRate {
+	for k, rate := 0, sw.StartRate; rate <= sw.MaxRate+1e-9 && ctx.Err() == nil; k, rate = k+1, rate+sw.StepRate {
 		step := &sweepStep{rate: rate}
 		mu.Lock()
 		cur = step
 		mu.Unlock()
 		a := r.cfg.Arrival
 		a.Rate, a.Stages = rate, nil
+		// Sharded runs step in lock-step: step k starts at start_at + k·step_duration
+		// on every shard, whenever the previous step's requests ended.
 		stepStart := time.Now()
+		if !r.plan.startAt.IsZero() {
+			stepStart = r.plan.startAt.Add(time.Duration(k) * sw.StepDuration)
+		}
+		r.step = k
 		r.runOpen(ctx, a, stepStart, sw.StepDuration)
 		// The step's verdict needs its requests' outcomes.
 		r.inflight.Wait()

@@ -1,0 +1,363 @@
+package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+)
+
+// envJobCompletionIndex is set by Kubernetes in every pod of an Indexed Job
+// (0 to completions−1); it is the default shard index.
+const envJobCompletionIndex = "JOB_COMPLETION_INDEX"
+
+// ShardConfig splits one run across several load-generator processes (for
+// example the pods of a Kubernetes Indexed Job). Each shard generates its
+// part of one global schedule, so that the union of all shards is the
+// arrival process the configuration describes.
+type ShardConfig struct {
+	// Index is this process's shard, 0 to Count−1. When it is not set it is
+	// read from JOB_COMPLETION_INDEX; without that variable it is 0.
+	Index *int `mapstructure:"index"`
+	// Count is the number of shards of the run; 1 means not sharded.
+	Count int `mapstructure:"count"`
+}
+
+// resolveIndex returns the shard index: the configured one, else
+// JOB_COMPLETION_INDEX, else 0 (for an unsharded run). The boolean tells
+// whether it came from the environment.
+func (s ShardConfig) resolveIndex() (int, bool, error) {
+	if s.Index != nil {
+		return *s.Index, false, nil
+	}
+	v, ok := os.LookupEnv(envJobCompletionIndex)
+	if !ok || strings.TrimSpace(v) == "" {
+		if s.Count > 1 {
+			return 0, false, fmt.Errorf("shard.index: not set and %s is not in the environment; set shard.index (0 to shard.count-1 = %d) or run as a Kubernetes Indexed Job", envJobCompletionIndex, s.Count-1)
+		}
+		return 0, false, nil
+	}
+	i, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, true, fmt.Errorf("shard.index: not set, and %s=%q is not an integer", envJobCompletionIndex, v)
+	}
+	return i, true, nil
+}
+
+// validateShard checks shard, run_id and start_at, which tie the shards of a
+// distributed run together.
+func (cfg *Config) validateShard() error {
+	var errs []error
+	s := cfg.Shard
+	if s.Count < 1 {
+		errs = append(errs, fmt.Errorf("shard.count: must be >= 1, got %d", s.Count))
+	}
+	idx, fromEnv, err := s.resolveIndex()
+	switch {
+	case err != nil:
+		errs = append(errs, err)
+	case s.Count >= 1 && (idx < 0 || idx >= s.Count):
+		src := ""
+		if fromEnv {
+			src = " (from " + envJobCompletionIndex + ")"
+		}
+		errs = append(errs, fmt.Errorf("shard.index: %d%s is out of range; must be 0 to shard.count-1 (%d)", idx, src, s.Count-1))
+	}
+	if cfg.StartAt != "" {
+		if _, err := time.Parse(time.RFC3339Nano, cfg.StartAt); err != nil {
+			errs = append(errs, fmt.Errorf("start_at: %q is not an RFC 3339 time such as 2026-11-29T20:00:00Z: %w", cfg.StartAt, err))
+		}
+	}
+	if len(cfg.RunID) > 128 {
+		errs = append(errs, fmt.Errorf("run_id: at most 128 characters, got %d", len(cfg.RunID)))
+	}
+	if s.Count > 1 {
+		if cfg.RunID == "" {
+			errs = append(errs, errors.New("run_id: required when shard.count > 1; every shard of the run must carry the same id so that the gateway's report can merge them"))
+		}
+		if cfg.StartAt == "" {
+			errs = append(errs, errors.New("start_at: required when shard.count > 1; every shard must start its part of the schedule at the same absolute time"))
+		}
+	}
+	if cfg.Mode != modeLive {
+		if s.Count > 1 {
+			errs = append(errs, fmt.Errorf("shard.count: sharding applies to mode live only, got mode %s", cfg.Mode))
+		}
+		if cfg.StartAt != "" {
+			errs = append(errs, fmt.Errorf("start_at: applies to mode live only (synthetic mode uses start_time), got mode %s", cfg.Mode))
+		}
+		if cfg.RunID != "" {
+			errs = append(errs, fmt.Errorf("run_id: applies to mode live only, got mode %s", cfg.Mode))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// shardPlan is the resolved sharding of a run: which part of the global
+// schedule this process generates.
+type shardPlan struct {
+	index, count int
+	runID        string
+	startAt      time.Time // zero: the schedule starts when the receiver does
+	seed         uint64    // the run's global seed
+}
+
+// newShardPlan resolves the plan of a validated configuration; seed is the
+// run's global seed.
+func newShardPlan(cfg *Config, seed uint64) (shardPlan, error) {
+	p := shardPlan{count: max(cfg.Shard.Count, 1), runID: cfg.RunID, seed: seed}
+	idx, _, err := cfg.Shard.resolveIndex()
+	if err != nil {
+		return p, err
+	}
+	p.index = idx
+	if cfg.StartAt != "" {
+		if p.startAt, err = time.Parse(time.RFC3339Nano, cfg.StartAt); err != nil {
+			return p, fmt.Errorf("start_at: %w", err)
+		}
+	}
+	return p, nil
+}
+
+func (p shardPlan) sharded() bool { return p.count > 1 }
+
+// globalSeed is the seed of a run: the configured one, else one derived from
+// the run id (so that every shard of a run draws the same global schedule),
+// else 0 (the caller picks a random one).
+func globalSeed(cfg *Config) uint64 {
+	if cfg.Seed != 0 || cfg.RunID == "" {
+		return cfg.Seed
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(cfg.RunID))
+	if s := h.Sum64(); s != 0 {
+		return s
+	}
+	return 1
+}
+
+// mixSeed derives a seed from a seed and a few numbers (SplitMix64 finalizer
+// over each), so that shards and steps get independent, reproducible streams.
+func mixSeed(seed uint64, parts ...uint64) uint64 {
+	z := seed
+	for _, v := range parts {
+		z += 0x9e3779b97f4a7c15 ^ v*0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+	}
+	return z
+}
+
+// Streams drawn from the global seed.
+const (
+	streamShardArrivals  = 1 // a shard's own arrival process (poisson split)
+	streamGlobalArrivals = 2 // the run's global arrival process (dealt)
+	streamShardLocal     = 3 // prompts, think times and ids of one shard
+)
+
+// localSeed seeds what is private to this shard (prompt lengths, ids). An
+// unsharded run keeps the global seed, so its behaviour does not change.
+func (p shardPlan) localSeed() uint64 {
+	if !p.sharded() {
+		return p.seed
+	}
+	return mixSeed(p.seed, streamShardLocal, uint64(p.index))
+}
+
+// share is this shard's part of n whole units (requests, virtual users):
+// n/count each, the remainder going to the lowest indexes.
+func (p shardPlan) share(n int64) int64 {
+	if !p.sharded() || n <= 0 {
+		return n
+	}
+	c := int64(p.count)
+	s := n / c
+	if int64(p.index) < n%c {
+		s++
+	}
+	return s
+}
+
+// arrivalSource yields arrival times in seconds since the schedule's start.
+type arrivalSource interface{ next() float64 }
+
+// arrivals returns this shard's arrivals of the open-loop process a, for
+// sweep step step (0 outside sweeps). Unsharded, it is the process itself
+// drawn from local. Sharded:
+//   - poisson: the rate (and every stage target) is divided by the shard
+//     count and each shard draws from its own seed; the union of independent
+//     Poisson processes is the Poisson process of the summed rate.
+//   - constant and gamma: every shard draws the same global process (from
+//     the run's seed) and keeps arrivals index+1, index+1+count, …: the
+//     phase offsets of a constant rate (shard i sends the (i+1+k·count)-th
+//     arrival, at t0 + (i+1+k·count)/rate), and for gamma the union keeps
+//     the configured burstiness exactly, which a superposition of
+//     independent gamma processes would not.
+func (p shardPlan) arrivals(a ArrivalConfig, step int, local *rand64) arrivalSource {
+	if !p.sharded() {
+		return newOpenLoop(a, local)
+	}
+	if a.Type == arrivalPoisson {
+		split := a
+		split.Rate = a.Rate / float64(p.count)
+		split.Stages = make([]StageConfig, len(a.Stages))
+		for i, s := range a.Stages {
+			split.Stages[i] = StageConfig{Duration: s.Duration, Target: s.Target / float64(p.count)}
+		}
+		return newOpenLoop(split, newRand(mixSeed(p.seed, streamShardArrivals, uint64(p.index), uint64(step))))
+	}
+	return &dealtArrivals{
+		global: newOpenLoop(a, newRand(mixSeed(p.seed, streamGlobalArrivals, uint64(step)))),
+		first:  p.index + 1, every: p.count,
+	}
+}
+
+// dealtArrivals keeps every count-th arrival of a global process, starting
+// with the first-th.
+type dealtArrivals struct {
+	global       *openLoop
+	first, every int
+	started      bool
+}
+
+func (d *dealtArrivals) next() float64 {
+	n := d.every
+	if !d.started {
+		n, d.started = d.first, true
+	}
+	t := math.Inf(1)
+	for i := 0; i < n; i++ {
+		if t = d.global.next(); math.IsInf(t, 1) {
+			return t
+		}
+	}
+	return t
+}
+
+// begin returns when the schedule starts: start_at when set, else now.
+func (p shardPlan) begin(now time.Time) time.Time {
+	if p.startAt.IsZero() {
+		return now
+	}
+	return p.startAt
+}
+
+// waitStart blocks until start_at (if it is ahead); false if ctx ended first.
+func (p shardPlan) waitStart(ctx context.Context) bool {
+	d := time.Until(p.startAt)
+	if p.startAt.IsZero() || d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// identified reports whether the run's telemetry carries its identity: a
+// configured run id (always the case for a sharded run).
+func (p shardPlan) identified() bool { return p.runID != "" }
+
+// putIdentity writes the run id and the shard on a resource.
+func (p shardPlan) putIdentity(m pcommon.Map) {
+	if !p.identified() {
+		return
+	}
+	m.PutStr(genai.AttrLoadgenRunID, p.runID)
+	m.PutInt(genai.AttrLoadgenShardIndex, int64(p.index))
+	m.PutInt(genai.AttrLoadgenShardCount, int64(p.count))
+}
+
+// skipSlack is how far in the past an arrival may be when its schedule
+// begins and still be sent; older ones are skipped (a shard that starts
+// after start_at catches up by skipping, never by sending a burst).
+const skipSlack = 50 * time.Millisecond
+
+// reasonLateStart is the otelcol_llm_loadgen_live_not_sent reason of a
+// skipped arrival.
+const reasonLateStart = "late_start"
+
+// Metric names of the schedule statistics an identified run emits.
+const (
+	metricScheduleLag     = "llm_loadgen.schedule.lag"
+	metricScheduleSkipped = "llm_loadgen.schedule.skipped"
+)
+
+// scheduleStats collects how late the scheduler was: the lag of every
+// request it started, and the arrivals it skipped (with their lateness).
+type scheduleStats struct {
+	mu      sync.Mutex
+	lag     *histogram
+	skipped int64
+}
+
+func newScheduleStats() *scheduleStats {
+	return &scheduleStats{lag: newHistogram(liveSecondsBuckets)}
+}
+
+func (s *scheduleStats) record(lag float64) {
+	s.mu.Lock()
+	s.lag.add(max(lag, 0))
+	s.mu.Unlock()
+}
+
+// skip counts an arrival that was skipped lag seconds after its time.
+func (s *scheduleStats) skip(lag float64) {
+	s.mu.Lock()
+	s.lag.add(max(lag, 0))
+	s.skipped++
+	s.mu.Unlock()
+}
+
+// appendTo adds the cumulative schedule metrics to md's first scope and
+// returns the number of points added.
+func (s *scheduleStats) appendTo(md pmetric.Metrics, start, now time.Time) int {
+	if md.ResourceMetrics().Len() == 0 || md.ResourceMetrics().At(0).ScopeMetrics().Len() == 0 {
+		return 0
+	}
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lag := ms.AppendEmpty()
+	lag.SetName(metricScheduleLag)
+	lag.SetUnit("s")
+	lag.SetDescription("How late the scheduler started each request after its scheduled send time; skipped arrivals count with their lateness.")
+	h := lag.SetEmptyHistogram()
+	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	dp := h.DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(ts(start))
+	dp.SetTimestamp(ts(now))
+	s.lag.to(dp)
+	if s.lag.count == 0 {
+		dp.RemoveMin()
+		dp.RemoveMax()
+	}
+	sk := ms.AppendEmpty()
+	sk.SetName(metricScheduleSkipped)
+	sk.SetUnit("{request}")
+	sk.SetDescription("Scheduled arrivals not sent because the shard started after their time (catch-up by skipping).")
+	sum := sk.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	sp := sum.DataPoints().AppendEmpty()
+	sp.SetStartTimestamp(ts(start))
+	sp.SetTimestamp(ts(now))
+	sp.SetIntValue(s.skipped)
+	return 2
+}
