@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -81,6 +82,96 @@ func FuzzConsumeSpans(f *testing.F) {
 		}
 		require.Equal(t, int64(n+1), total, "every span gets one outcome: %v", outcomes)
 
+		r := st.build(true)
+		js, err := rd.render(FormatJSON, r)
+		require.NoError(t, err)
+		require.True(t, json.Valid(js), "report JSON is invalid")
+		_, err = rd.render(FormatMarkdown, r)
+		require.NoError(t, err)
+	})
+}
+
+// FuzzConsumeMetrics feeds the histograms and counters the report reads with
+// arbitrary shapes: bucket counts that disagree with the bounds, unsorted or
+// NaN bounds, negative and huge values, either temporality, explicit and
+// exponential histograms, and series that restart. Every point gets exactly
+// one outcome and the report still builds and renders.
+func FuzzConsumeMetrics(f *testing.F) {
+	f.Add("gen_ai.client.operation.duration", true, []byte{1, 2, 3, 4}, 0.5, 1.0, int32(0), int8(2), int64(10), 2.5)
+	f.Add("gen_ai.client.operation.time_to_first_chunk", false, []byte{}, math.NaN(), -1.0, int32(-3), int8(-2), int64(-1), math.Inf(1))
+	f.Add("llm.requests", true, []byte{255}, 1e308, 1e-308, int32(20), int8(20), int64(math.MaxInt64), -0.0)
+	f.Add("hw.gpu.memory.usage", false, []byte{0, 0}, 2.0, 1.0, int32(1), int8(0), int64(1<<40), 0.7)
+	rd, err := newRenderer(createDefaultConfig().CancelledErrorTypes)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, name string, delta bool, counts []byte, b0, b1 float64, offset int32, scale int8, iv int64, dv float64) {
+		if len(counts) > 64 {
+			counts = counts[:64]
+		}
+		st := newTestState(testConfig(t))
+		md := pmetric.NewMetrics()
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", "llm-loadgen")
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		temporality := pmetric.AggregationTemporalityCumulative
+		if delta {
+			temporality = pmetric.AggregationTemporalityDelta
+		}
+		ts := func(i int) pcommon.Timestamp {
+			return pcommon.NewTimestampFromTime(t0.Add(time.Duration(i) * time.Second))
+		}
+
+		h := ms.AppendEmpty()
+		h.SetName(name)
+		hist := h.SetEmptyHistogram()
+		hist.SetAggregationTemporality(temporality)
+		e := ms.AppendEmpty()
+		e.SetName(name)
+		exp := e.SetEmptyExponentialHistogram()
+		exp.SetAggregationTemporality(temporality)
+		s := ms.AppendEmpty()
+		s.SetName(name)
+		sum := s.SetEmptySum()
+		sum.SetAggregationTemporality(temporality)
+		g := ms.AppendEmpty()
+		g.SetName(name)
+		gauge := g.SetEmptyGauge()
+		for i := 0; i < 3; i++ {
+			dp := hist.DataPoints().AppendEmpty()
+			dp.SetTimestamp(ts(i))
+			dp.Attributes().PutStr("gen_ai.request.model", "m")
+			dp.ExplicitBounds().FromRaw([]float64{b0, b1})
+			var total uint64
+			for _, c := range counts {
+				dp.BucketCounts().Append(uint64(c) * uint64(i+1))
+				total += uint64(c) * uint64(i+1)
+			}
+			dp.SetCount(total)
+			dp.SetSum(dv * float64(i))
+			ep := exp.DataPoints().AppendEmpty()
+			ep.SetTimestamp(ts(i))
+			ep.SetScale(int32(scale))
+			ep.Positive().SetOffset(offset)
+			for _, c := range counts {
+				ep.Positive().BucketCounts().Append(uint64(c))
+			}
+			ep.SetZeroCount(uint64(len(counts)))
+			ep.SetCount(uint64(len(counts)) + total)
+			np := sum.DataPoints().AppendEmpty()
+			np.SetTimestamp(ts(i))
+			np.SetIntValue(iv - int64(i))
+			np.Attributes().PutStr("hw.id", "GPU-0")
+			gp := gauge.DataPoints().AppendEmpty()
+			gp.SetTimestamp(ts(i))
+			gp.SetDoubleValue(dv)
+			gp.Attributes().PutStr("hw.id", "GPU-0")
+		}
+		want := int64(md.DataPointCount())
+		outcomes := st.consumeMetrics(md)
+		var total int64
+		for _, c := range outcomes {
+			total += c
+		}
+		require.Equal(t, want, total, "every point gets one outcome: %v", outcomes)
 		r := st.build(true)
 		js, err := rd.render(FormatJSON, r)
 		require.NoError(t, err)
