@@ -180,3 +180,10 @@ func FuzzReader(f *testing.F) {
 		t.Fatalf("more events than input bytes")
 	})
 }
+
+func TestIndexEOL(t *testing.T) {
+	for _, s := range []string{"", "abc", "a\nb", "a\rb", "a\r\nb", "ab\n\r", "\n", "\r", strings.Repeat("x", 100) + "\r" + strings.Repeat("y", 50) + "\n",
+		strings.Repeat("x", 1024) + "\r", strings.Repeat("x", 1023) + "\n", strings.Repeat("x", 3000) + "\n\r", strings.Repeat("x", 2048)} {
+		assert.Equal(t, strings.IndexAny(s, "\r\n"), indexEOL([]byte(s)), "%q", s)
+	}
+}
