@@ -133,9 +133,11 @@ func partsToAny(parts []msgPart) []any {
 func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 	var finish []string
 	if v, ok := it.attrs.Get(attrFinishReasons); ok && v.Type() == pcommon.ValueTypeSlice {
+		finish = s.finish[:0]
 		for i := 0; i < v.Slice().Len(); i++ {
 			finish = append(finish, v.Slice().At(i).AsString())
 		}
+		s.finish = finish
 	} else {
 		for _, w := range s.writes {
 			if w.target == attrFinishReasons {
@@ -174,13 +176,13 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 		// Under a content policy other than keep, the foreign originals must
 		// not survive next to the policed official attribute.
 		if g := contentGroupOf(target); g != groupNone && n.policy.active_&(1<<g) != 0 {
-			s.force = append(s.force, src...)
+			n.forceRemove(s, src)
 		}
 		dl := -1
 		if len(src) > 0 {
 			dl = n.dialectOfKey(src[0])
 		}
-		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(target), dialect: dl, target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src, altID: -1})
+		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(target), dialect: dl, target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src, altID: -1, srcIdx: -1})
 		for range src[min(1, len(src)):] {
 			st.attr(dl, attrMapped)
 		}
@@ -190,10 +192,10 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 	add(attrOutputMsgs, b.output, b.outputKeys)
 	add(attrToolDefs, b.tools, b.toolKeys)
 	if len(b.finishReasons) > 0 && len(finish) == 0 {
-		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(attrFinishReasons), dialect: -1, target: attrFinishReasons, v: val{kind: typeStringArray, arr: b.finishReasons}, priority: 50, altID: -1})
+		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(attrFinishReasons), dialect: -1, target: attrFinishReasons, v: val{kind: typeStringArray, arr: b.finishReasons}, priority: 50, altID: -1, srcIdx: -1})
 	}
 	// Per-message events that went into the messages are removed with the originals.
-	if n.cfg.RemoveOriginals && it.isSpan {
+	if n.cfg.RemoveOriginals && it.isSpan && it.span.Events().Len() > 0 {
 		_, hasIn := it.attrs.Get(attrInputMessages)
 		_, hasOut := it.attrs.Get(attrOutputMsgs)
 		if (hasIn && !n.cfg.Overwrite) || (hasOut && !n.cfg.Overwrite) {

@@ -9,6 +9,30 @@ import (
 // as string via json.Number, bool, nil) or as the raw JSON text of nested
 // objects and arrays. It returns false on malformed input.
 func scanObject(s string, fn func(key string, value any)) bool {
+	return scanMembers(s, func(key string, kind byte, text string) {
+		var v any
+		switch kind {
+		case '"':
+			v = text
+		case 't':
+			v = true
+		case 'f':
+			v = false
+		case 'n':
+			v = nil
+		case '{', '[':
+			v = rawValue(text)
+		default:
+			v = json.Number(text)
+		}
+		fn(key, v)
+	})
+}
+
+// scanMembers is scanObject without boxing: kind is the first byte of the
+// value's JSON text ('"' string, 't', 'f', 'n', '{', '[', else a number);
+// text is the decoded string for strings and the JSON text otherwise.
+func scanMembers(s string, fn func(key string, kind byte, text string)) bool {
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return false
@@ -34,27 +58,16 @@ func scanObject(s string, fn func(key string, value any)) bool {
 		if !ok {
 			return false
 		}
-		raw := s[i:end]
-		var v any
-		switch raw[0] {
-		case '"':
+		text := s[i:end]
+		if text[0] == '"' {
 			str, _, ok := scanString(s, i)
 			if !ok {
 				return false
 			}
-			v = str
-		case 't':
-			v = true
-		case 'f':
-			v = false
-		case 'n':
-			v = nil
-		case '{', '[':
-			v = rawValue(raw)
-		default:
-			v = json.Number(raw)
+			fn(key, '"', str)
+		} else {
+			fn(key, text[0], text)
 		}
-		fn(key, v)
 		i = skipSpace(s, end)
 		if i >= len(s) {
 			return false

@@ -140,9 +140,9 @@ func appendMessages(b []byte, msgs []message) []byte {
 			b = appendField(b, false, "name")
 			b = appendString(b, m.Name)
 		}
-		if m.FinishReason != nil {
+		if m.HasFinish {
 			b = appendField(b, false, "finish_reason")
-			b = appendString(b, *m.FinishReason)
+			b = appendString(b, m.FinishReason)
 		}
 		b = append(b, '}')
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -26,10 +25,11 @@ type msgPart struct {
 }
 
 type message struct {
-	Role         string    `json:"role"`
-	Parts        []msgPart `json:"parts"`
-	Name         string    `json:"name,omitempty"`
-	FinishReason *string   `json:"finish_reason,omitempty"`
+	Role         string
+	Parts        []msgPart
+	Name         string
+	FinishReason string
+	HasFinish    bool // FinishReason is set (an empty one is written too)
 }
 
 type toolDef struct {
@@ -105,6 +105,9 @@ func (x *sparse[T]) at(n int) *T {
 
 // sorted returns the values in index order.
 func (x *sparse[T]) sorted() []slot[T] {
+	if len(x.s) < 2 {
+		return x.s
+	}
 	slices.SortFunc(x.s, func(a, b slot[T]) int { return a.n - b.n })
 	return x.s
 }
@@ -234,50 +237,51 @@ func (m *indexedMsg) addNested(lay layout, rest, value string) bool {
 
 func (m *indexedMsg) toolCall(n int) *indexedToolCall { return m.toolCalls.at(n) }
 
-func (a *indexedAcc) messages(dir direction) []message {
-	out := make([]message, 0, len(a.msgs.s))
+// appendMessages appends the accumulated messages to dst. Their parts are
+// appended to *arena and each message gets its own capacity-bounded window
+// of it, so that the arena is reused from item to item.
+func (a *indexedAcc) appendMessages(dst []message, arena *[]msgPart, dir direction) []message {
 	for i := range a.msgs.sorted() {
 		im := &a.msgs.s[i].v
 		msg := message{Role: im.role, Name: im.name}
 		if msg.Role == "" {
 			msg.Role = defaultRole(dir)
 		}
+		parts := *arena
+		start := len(parts)
 		if msg.Role == "tool" {
-			msg.Parts = append(msg.Parts, msgPart{Type: "tool_call_response", ID: im.toolCallID, Response: rawJSON(im.content)})
+			parts = append(parts, msgPart{Type: "tool_call_response", ID: im.toolCallID, Response: rawJSON(im.content)})
 		} else if im.content != "" {
-			if parts, ok := partsFromJSON(im.content); ok {
-				msg.Parts = append(msg.Parts, parts...)
+			if ps, ok := partsFromJSON(im.content); ok {
+				parts = append(parts, ps...)
 			} else {
-				msg.Parts = append(msg.Parts, textPart(im.content))
+				parts = append(parts, textPart(im.content))
 			}
 		}
 		for ci := range im.contents.sorted() {
 			c := &im.contents.s[ci].v
 			switch {
 			case c.url != "":
-				msg.Parts = append(msg.Parts, uriPart(c.url))
+				parts = append(parts, uriPart(c.url))
 			case c.text != "" || c.typ == "text":
-				msg.Parts = append(msg.Parts, textPart(c.text))
+				parts = append(parts, textPart(c.text))
 			}
 		}
 		for ti := range im.toolCalls.sorted() {
 			tc := &im.toolCalls.s[ti].v
-			msg.Parts = append(msg.Parts, msgPart{Type: "tool_call", ID: tc.id, Name: tc.name, Arguments: rawJSON(tc.args)})
+			parts = append(parts, msgPart{Type: "tool_call", ID: tc.id, Name: tc.name, Arguments: rawJSON(tc.args)})
 		}
-		if msg.Parts == nil {
-			msg.Parts = []msgPart{}
-		}
+		msg.Parts = parts[start:len(parts):len(parts)]
+		*arena = parts
 		if dir == dirOutput && im.finish != "" {
-			f := im.finish
-			msg.FinishReason = &f
+			msg.FinishReason, msg.HasFinish = im.finish, true
 		}
-		out = append(out, msg)
+		dst = append(dst, msg)
 	}
-	return out
+	return dst
 }
 
-func (a *indexedAcc) toolDefs() []toolDef {
-	out := make([]toolDef, 0, len(a.tools.s))
+func (a *indexedAcc) appendToolDefs(out []toolDef) []toolDef {
 	for i := range a.tools.sorted() {
 		t := &a.tools.s[i].v
 		if t.schema != "" {
@@ -508,7 +512,7 @@ func messagesFromJSON(s string, dir direction) (msgs []message, system []msgPart
 		}
 		if dir == dirOutput {
 			if f := str(m, "finish_reason"); f != "" {
-				msg.FinishReason = &f
+				msg.FinishReason, msg.HasFinish = f, true
 			}
 		}
 		if role == "system" && dir == dirInput {
@@ -539,7 +543,8 @@ func toolCallsFromJSON(s string) ([]msgPart, bool) {
 
 // --- the builder -------------------------------------------------------------
 
-// msgBuilder collects the message sources found on one item.
+// msgBuilder collects the message sources found on one item. Everything it
+// holds is reused from item to item.
 type msgBuilder struct {
 	indexed []*indexedAcc
 	free    []*indexedAcc // accumulators kept for the next item
@@ -547,6 +552,12 @@ type msgBuilder struct {
 	buf     []byte // JSON output buffer, reused
 	// key lists of the last build, reused
 	inKeys, outKeys, toolKeys []string
+	// working lists of the last build, reused
+	in, out []message
+	sys     []msgPart
+	tools   []toolDef
+	arena   []msgPart // parts of indexed messages
+	finish  []string
 }
 
 type exactMsg struct {
@@ -564,6 +575,7 @@ func (b *msgBuilder) reset() {
 		b.free = append(b.free, a)
 	}
 	b.indexed = b.indexed[:0]
+	clear(b.exact)
 	b.exact = b.exact[:0]
 }
 
@@ -602,14 +614,22 @@ type builtMessages struct {
 	invalid                         []string
 }
 
+// clearMessages drops the references of the last build and empties the list.
+func clearMessages(m []message) []message {
+	clear(m)
+	return m[:0]
+}
+
 // build assembles the messages. finish gives the span-level finish reasons
-// (already normalized) and mapFinish normalizes per-message ones.
+// (already normalized) and mapFinish normalizes per-message ones. The JSON
+// values of the result share one string.
 func (b *msgBuilder) build(finish []string, mapFinish func(string) string) builtMessages {
-	res := builtMessages{inputKeys: b.inKeys[:0], outputKeys: b.outKeys[:0], toolKeys: b.toolKeys[:0]}
-	defer func() { b.inKeys, b.outKeys, b.toolKeys = res.inputKeys, res.outputKeys, res.toolKeys }()
-	var in, out []message
-	var sys []msgPart
-	var tools []toolDef
+	res := builtMessages{inputKeys: b.inKeys[:0], outputKeys: b.outKeys[:0], toolKeys: b.toolKeys[:0], finishReasons: b.finish[:0]}
+	in, out := clearMessages(b.in), clearMessages(b.out)
+	clear(b.sys)
+	clear(b.tools)
+	clear(b.arena)
+	sys, tools, arena := b.sys[:0], b.tools[:0], b.arena[:0]
 	inOrder, outOrder, toolOrder := -1, -1, -1
 	take := func(cur *int, order int) bool {
 		if *cur == -1 || order == *cur {
@@ -620,57 +640,67 @@ func (b *msgBuilder) build(finish []string, mapFinish func(string) string) built
 	}
 	// Sources are used by table order: the first source of a direction wins;
 	// later ones carry the same content in another form and are consumed.
-	sort.SliceStable(b.indexed, func(i, j int) bool { return b.indexed[i].src.order < b.indexed[j].src.order })
-	sort.SliceStable(b.exact, func(i, j int) bool { return b.exact[i].src.order < b.exact[j].src.order })
+	if len(b.indexed) > 1 {
+		slices.SortStableFunc(b.indexed, func(x, y *indexedAcc) int { return x.src.order - y.src.order })
+	}
+	if len(b.exact) > 1 {
+		slices.SortStableFunc(b.exact, func(x, y exactMsg) int { return x.src.order - y.src.order })
+	}
 	for _, a := range b.indexed {
 		switch a.src.direction {
 		case dirTools:
 			if take(&toolOrder, a.src.order) {
-				tools = append(tools, a.toolDefs()...)
+				tools = a.appendToolDefs(tools)
 			}
 			res.toolKeys = append(res.toolKeys, a.keys...)
 		case dirInput:
 			if take(&inOrder, a.src.order) {
-				for _, m := range a.messages(dirInput) {
+				from := len(in)
+				in = a.appendMessages(in, &arena, dirInput)
+				// System messages become system instructions.
+				kept := in[:from]
+				for _, m := range in[from:] {
 					if m.Role == "system" {
 						sys = append(sys, m.Parts...)
 						continue
 					}
-					in = append(in, m)
+					kept = append(kept, m)
 				}
+				clear(in[len(kept):])
+				in = kept
 			}
 			res.inputKeys = append(res.inputKeys, a.keys...)
 		case dirOutput:
 			if take(&outOrder, a.src.order) {
-				out = append(out, a.messages(dirOutput)...)
+				out = a.appendMessages(out, &arena, dirOutput)
 			}
 			res.outputKeys = append(res.outputKeys, a.keys...)
 		}
 	}
-	var outMsg *message // the single output message of text/tool-call sources
+	outMsg := -1 // the single output message of text/tool-call sources
 	for _, e := range b.exact {
 		dir := e.src.direction
 		ok := true
 		switch e.src.layout {
 		case layoutText:
-			if outOrder == -1 || outMsg != nil {
-				if outMsg == nil {
+			if outOrder == -1 || outMsg >= 0 {
+				if outMsg < 0 {
 					out = append(out, message{Role: "assistant", Parts: []msgPart{}})
-					outMsg = &out[len(out)-1]
+					outMsg = len(out) - 1
 					outOrder = e.src.order
 				}
-				outMsg.Parts = append([]msgPart{textPart(e.value)}, outMsg.Parts...)
+				out[outMsg].Parts = append([]msgPart{textPart(e.value)}, out[outMsg].Parts...)
 			}
 		case layoutVercelToolCalls:
 			parts, pok := toolCallsFromJSON(e.value)
 			ok = pok
-			if ok && (outOrder == -1 || outMsg != nil) {
-				if outMsg == nil {
+			if ok && (outOrder == -1 || outMsg >= 0) {
+				if outMsg < 0 {
 					out = append(out, message{Role: "assistant", Parts: []msgPart{}})
-					outMsg = &out[len(out)-1]
+					outMsg = len(out) - 1
 					outOrder = e.src.order
 				}
-				outMsg.Parts = append(outMsg.Parts, parts...)
+				out[outMsg].Parts = append(out[outMsg].Parts, parts...)
 			}
 		default:
 			var msgs []message
@@ -702,19 +732,21 @@ func (b *msgBuilder) build(finish []string, mapFinish func(string) string) built
 			res.inputKeys = append(res.inputKeys, e.key)
 		}
 	}
+	// All JSON values go into one buffer and become one string.
 	buf := b.buf[:0]
+	var inEnd, sysEnd, toolsEnd int
 	if len(in) > 0 {
-		buf = appendMessages(buf[:0], in)
-		res.input = string(buf)
+		buf = appendMessages(buf, in)
 	}
+	inEnd = len(buf)
 	if len(sys) > 0 {
-		buf = appendParts(buf[:0], sys)
-		res.system = string(buf)
+		buf = appendParts(buf, sys)
 	}
+	sysEnd = len(buf)
 	if len(tools) > 0 {
-		buf = appendToolDefs(buf[:0], tools)
-		res.tools = string(buf)
+		buf = appendToolDefs(buf, tools)
 	}
+	toolsEnd = len(buf)
 	if len(out) > 0 {
 		// finish_reason is required on output messages: the message's own,
 		// else the span's for that choice, else tool_call when the message
@@ -722,26 +754,32 @@ func (b *msgBuilder) build(finish []string, mapFinish func(string) string) built
 		for i := range out {
 			m := &out[i]
 			switch {
-			case m.FinishReason != nil:
-				f := mapFinish(*m.FinishReason)
-				m.FinishReason = &f
-				res.finishReasons = append(res.finishReasons, f)
+			case m.HasFinish:
+				m.FinishReason = mapFinish(m.FinishReason)
+				res.finishReasons = append(res.finishReasons, m.FinishReason)
 			case i < len(finish):
-				f := finish[i]
-				m.FinishReason = &f
+				m.FinishReason = finish[i]
 			default:
-				f := "stop"
+				m.FinishReason = "stop"
 				for _, p := range m.Parts {
 					if p.Type == "tool_call" {
-						f = "tool_call"
+						m.FinishReason = "tool_call"
 					}
 				}
-				m.FinishReason = &f
 			}
+			m.HasFinish = true
 		}
-		buf = appendMessages(buf[:0], out)
-		res.output = string(buf)
+		buf = appendMessages(buf, out)
+	}
+	if len(buf) > 0 {
+		all := string(buf)
+		res.input, res.system, res.tools, res.output = all[:inEnd], all[inEnd:sysEnd], all[sysEnd:toolsEnd], all[toolsEnd:]
 	}
 	b.buf = buf
+	b.in, b.out, b.sys, b.tools, b.arena = in, out, sys, tools, arena
+	b.inKeys, b.outKeys, b.toolKeys, b.finish = res.inputKeys, res.outputKeys, res.toolKeys, res.finishReasons
+	if len(res.finishReasons) == 0 {
+		res.finishReasons = nil
+	}
 	return res
 }

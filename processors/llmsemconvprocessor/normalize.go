@@ -73,37 +73,102 @@ type pendingWrite struct {
 	alt      string // target when the winner of target disagrees
 	altID    int
 	src      string // foreign key, "" for derived values
+	srcIdx   int    // attribute index of src; -1 when unknown or none
 	srcKeys  []string
+	// movable: src is a plain rule's attribute that feeds this write only,
+	// so its value can be moved to the target instead of copied.
+	movable bool
 }
 
-// scratch is the per-item working memory, reused through a pool.
+// scratch is the per-item working memory, reused through a pool (one
+// scratch per batch).
 type scratch struct {
 	writes    []pendingWrite
-	remove    map[string]struct{}
 	unmapped  []string
 	conflicts []string
 	skip      []string
-	force     []string // originals removed whatever remove_originals says (content policy)
-	best      []int32  // per target id: index of the winning write, -1 none
+	best      []int32 // per target id: index of the winning write, -1 none
 	touched   []int
 	msgs      msgBuilder
 	events    []any
+	finish    []string // span-level finish reasons read for the messages
+
+	// Filled by the scan, by attribute index: the keys and what the table
+	// knows about each, so that every key is looked up once per item.
+	keys []string
+	cls  []keyClass
+	// Originals to remove, by attribute index: consumed ones (removed when
+	// remove_originals is set) and forced ones (content policy).
+	remove, force []uint64
+	vals          []pcommon.Value // attribute values by index, for moves
 }
 
 func (s *scratch) reset() {
 	s.writes = s.writes[:0]
-	clear(s.remove)
 	s.unmapped = s.unmapped[:0]
 	s.conflicts = s.conflicts[:0]
 	s.skip = s.skip[:0]
-	s.force = s.force[:0]
 	for _, id := range s.touched {
 		s.best[id] = -1
 	}
 	s.touched = s.touched[:0]
 	s.msgs.reset()
 	s.events = s.events[:0]
+	n := (len(s.keys) + 63) / 64
+	s.remove = resetBits(s.remove, n)
+	s.force = resetBits(s.force, n)
+	clear(s.vals)
+	s.vals = s.vals[:0]
 }
+
+func resetBits(b []uint64, n int) []uint64 {
+	if cap(b) < n {
+		return make([]uint64, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
+}
+
+func setBit(b []uint64, i int) {
+	if i >= 0 && i>>6 < len(b) {
+		b[i>>6] |= 1 << (i & 63)
+	}
+}
+
+func clearBit(b []uint64, i int) {
+	if i >= 0 && i>>6 < len(b) {
+		b[i>>6] &^= 1 << (i & 63)
+	}
+}
+
+func hasBit(b []uint64, i int) bool { return i>>6 < len(b) && b[i>>6]&(1<<(i&63)) != 0 }
+
+// index returns the attribute index of key k as seen by the scan, -1 when
+// the item has no such key.
+func (s *scratch) index(k string) int {
+	for i, x := range s.keys {
+		if x == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// keyClass is what the table knows about one attribute key.
+type keyClass struct {
+	ki   *keyInfo     // exact entry
+	p    *prefixEntry // prefix entry (when no exact entry)
+	seg  string       // first key segment
+	kind uint8
+}
+
+const (
+	clsNone     uint8 = iota // no exact entry, own namespace or official name
+	clsExact                 // ki is set
+	clsOwn                   // otelcol_llm.*
+	clsOfficial              // an official gen_ai.* name
+)
 
 // item is one span or log record.
 type item struct {
@@ -152,7 +217,7 @@ func newNormalizer(cfg *Config) (*normalizer, error) {
 		n.firstEv[e] = true
 	}
 	n.pool.New = func() any {
-		s := &scratch{remove: map[string]struct{}{}, best: make([]int32, len(t.names))}
+		s := &scratch{best: make([]int32, len(t.names))}
 		for i := range s.best {
 			s.best[i] = -1
 		}
@@ -161,11 +226,15 @@ func newNormalizer(cfg *Config) (*normalizer, error) {
 	return n, nil
 }
 
-// scanItem is the read-only first pass. It allocates nothing.
-func (n *normalizer) scanItem(it *item, sc *scan) {
+// scanItem is the read-only first pass: it records every key and its
+// class in s. It allocates nothing once s has grown to the item's size.
+func (n *normalizer) scanItem(it *item, sc *scan, s *scratch) {
 	t := n.t
+	s.keys, s.cls = s.keys[:0], s.cls[:0]
 	it.attrs.Range(func(k string, _ pcommon.Value) bool {
+		s.keys = append(s.keys, k)
 		if ki, ok := t.exact[k]; ok {
+			s.cls = append(s.cls, keyClass{ki: ki, kind: clsExact})
 			sc.foreign++
 			if ki.marker {
 				sc.score[ki.dialect] += 10
@@ -176,10 +245,12 @@ func (n *normalizer) scanItem(it *item, sc *scan) {
 		}
 		seg := firstSegment(k)
 		if seg == ownNamespace {
+			s.cls = append(s.cls, keyClass{kind: clsOwn})
 			return true
 		}
 		if seg == "gen_ai" {
 			if oi, ok := t.official[k]; ok {
+				s.cls = append(s.cls, keyClass{kind: clsOfficial})
 				sc.present[oi.id>>6] |= 1 << (oi.id & 63)
 				sc.content |= 1 << oi.content
 				switch k {
@@ -193,7 +264,9 @@ func (n *normalizer) scanItem(it *item, sc *scan) {
 				return true
 			}
 		}
-		if p := t.matchPrefix(seg, k); p != nil {
+		p := t.matchPrefix(seg, k)
+		s.cls = append(s.cls, keyClass{p: p, seg: seg})
+		if p != nil {
 			if p.marker {
 				sc.score[p.dialect] += 10
 			} else {
@@ -259,14 +332,23 @@ func (n *normalizer) needsWork(it *item, sc *scan) bool {
 
 // process normalizes one item and records what happened in st.
 func (n *normalizer) process(it *item, st *batchStats) {
+	s := n.getScratch()
+	n.processWith(it, st, s)
+	n.putScratch(s)
+}
+
+func (n *normalizer) getScratch() *scratch { return n.pool.Get().(*scratch) }
+
+func (n *normalizer) putScratch(s *scratch) { n.pool.Put(s) }
+
+// processWith is process with the caller's scratch.
+func (n *normalizer) processWith(it *item, st *batchStats, s *scratch) {
 	var sc scan
-	n.scanItem(it, &sc)
+	n.scanItem(it, &sc, s)
 	if !n.needsWork(it, &sc) {
 		st.item(-1, outcomeUnchanged)
 		return
 	}
-	s := n.pool.Get().(*scratch)
-	defer n.pool.Put(s)
 	s.reset()
 	d := n.detect(&sc)
 	changed := n.mapAttributes(it, d, s, st, &sc)
@@ -289,14 +371,12 @@ func (n *normalizer) process(it *item, st *batchStats) {
 // processEventAttrs normalizes the attributes of one span event: the same
 // mapping as for spans, without span-level fixes; events are not counted as
 // items.
-func (n *normalizer) processEventAttrs(it *item, st *batchStats) {
+func (n *normalizer) processEventAttrs(it *item, st *batchStats, s *scratch) {
 	var sc scan
-	n.scanItem(it, &sc)
+	n.scanItem(it, &sc, s)
 	if !n.needsWork(it, &sc) {
 		return
 	}
-	s := n.pool.Get().(*scratch)
-	defer n.pool.Put(s)
 	s.reset()
 	it.noAnnotate = true
 	n.mapAttributes(it, n.detect(&sc), s, st, &sc)
@@ -314,7 +394,7 @@ func (n *normalizer) operation(it *item, d int) string {
 	for _, op := range n.t.dialects[d].ops {
 		if op.attribute != "" {
 			if v, ok := it.attrs.Get(op.attribute); ok {
-				if o, ok := op.values[lowerASCII(v.AsString())]; ok {
+				if o, ok := lookupFold(op.values, v.AsString()); ok {
 					return o
 				}
 			}
@@ -328,6 +408,47 @@ func (n *normalizer) operation(it *item, d int) string {
 	return ""
 }
 
+// lookupFold looks up an ASCII-case-insensitive key in a map of lower-case
+// keys without allocating.
+func lookupFold[V any](m map[string]V, k string) (V, bool) {
+	if v, ok := m[k]; ok {
+		return v, true
+	}
+	var buf [64]byte
+	if len(k) > len(buf) {
+		v, ok := m[lowerASCII(k)]
+		return v, ok
+	}
+	b := appendLower(buf[:0], k)
+	v, ok := m[string(b)]
+	return v, ok
+}
+
+// lookupPair looks up "a/b", lower-cased, without allocating.
+func lookupPair(m map[string]string, a, b string) (string, bool) {
+	var buf [128]byte
+	if len(a)+len(b)+1 > len(buf) {
+		v, ok := m[lowerASCII(a)+"/"+lowerASCII(b)]
+		return v, ok
+	}
+	k := appendLower(buf[:0], a)
+	k = append(k, '/')
+	k = appendLower(k, b)
+	v, ok := m[string(k)]
+	return v, ok
+}
+
+func appendLower(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
 func (n *normalizer) isWrapper(it *item, d int) bool {
 	if d < 0 {
 		return false
@@ -337,7 +458,11 @@ func (n *normalizer) isWrapper(it *item, d int) bool {
 		return false
 	}
 	v, ok := it.attrs.Get(dl.wrapperAttr)
-	return ok && dl.wrapperValues[lowerASCII(v.AsString())]
+	if !ok {
+		return false
+	}
+	w, _ := lookupFold(dl.wrapperValues, v.AsString())
+	return w
 }
 
 func (s *scratch) skipped(k string) bool {
@@ -357,7 +482,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 	_, hadOp := it.attrs.Get(attrOperationName)
 	wrapper := n.isWrapper(it, d)
 	if op != "" && !hadOp && !wrapper {
-		s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrOperationName), dialect: d, target: attrOperationName, v: val{s: op}, priority: 0})
+		s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrOperationName), dialect: d, target: attrOperationName, v: val{s: op}, priority: 0, srcIdx: -1})
 	} else if hadOp {
 		if fixed, ok := t.values["operation"][lowerASCII(op)]; ok && fixed != op {
 			it.attrs.PutStr(attrOperationName, fixed)
@@ -370,15 +495,22 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 		a, okA := it.attrs.Get(dl.pairAttrs[0])
 		b, okB := it.attrs.Get(dl.pairAttrs[1])
 		if okA && okB {
-			if p, ok := dl.pairValues[lowerASCII(a.AsString())+"/"+lowerASCII(b.AsString())]; ok {
-				s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrProviderName), dialect: d, target: attrProviderName, v: val{s: p}, priority: 0, srcKeys: []string{dl.pairAttrs[0], dl.pairAttrs[1]}})
+			if p, ok := lookupPair(dl.pairValues, a.AsString(), b.AsString()); ok {
+				s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrProviderName), dialect: d, target: attrProviderName, v: val{s: p}, priority: 0, srcIdx: -1, srcKeys: dl.pairAttrs[:2:2]})
 				s.skip = append(s.skip, dl.pairAttrs[0], dl.pairAttrs[1])
 			}
 		}
 	}
 	var totals []*rule
+	i := -1
 	it.attrs.Range(func(k string, v pcommon.Value) bool {
-		if ki, ok := t.exact[k]; ok {
+		i++
+		cl := &s.cls[i]
+		switch cl.kind {
+		case clsOwn, clsOfficial:
+			return true
+		case clsExact:
+			ki := cl.ki
 			switch {
 			case ki.rule != nil:
 				if s.skipped(k) {
@@ -390,7 +522,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 					return true
 				}
 				if r.ignore {
-					n.consume(s, k)
+					setBit(s.remove, i)
 					st.attr(r.dialect, attrMapped)
 					return true
 				}
@@ -399,7 +531,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 					target = r.on[op]
 				}
 				if target == targetIgnore {
-					n.consume(s, k)
+					setBit(s.remove, i)
 					st.attr(r.dialect, attrMapped)
 					return true
 				}
@@ -418,9 +550,9 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 				if r.on != nil {
 					tid = t.targetID(target)
 				}
-				s.writes = append(s.writes, pendingWrite{tid: tid, dialect: r.dialect, target: target, v: cv, priority: r.priority, src: k, alt: r.alt, altID: r.altID})
+				s.writes = append(s.writes, pendingWrite{tid: tid, dialect: r.dialect, target: target, v: cv, priority: r.priority, src: k, srcIdx: i, movable: true, alt: r.alt, altID: r.altID})
 			case ki.json != nil:
-				n.mapJSON(ki.json, k, v, it, s, st)
+				n.mapJSON(ki.json, k, i, v, it, s, st)
 			case ki.msg != nil:
 				s.msgs.exact = append(s.msgs.exact, exactMsg{src: ki.msg, key: k, value: v.AsString()})
 			default:
@@ -433,16 +565,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 			}
 			return true
 		}
-		seg := firstSegment(k)
-		if seg == ownNamespace {
-			return true
-		}
-		if seg == "gen_ai" {
-			if _, ok := t.official[k]; ok {
-				return true
-			}
-		}
-		if p := t.matchPrefix(seg, k); p != nil {
+		if p := cl.p; p != nil {
 			switch p.kind {
 			case prefixMessages:
 				if s.msgs.addIndexed(p.msg, k, v.AsString()) {
@@ -452,6 +575,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 				return true
 			}
 		}
+		seg := cl.seg
 		mask := t.nsMask[seg]
 		if mask == 0 {
 			return true
@@ -488,17 +612,14 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 	for _, r := range totals {
 		n.checkTotal(it, r, s, st)
 	}
-	if (n.cfg.RemoveOriginals && len(s.remove) > 0) || len(s.force) > 0 {
-		it.attrs.RemoveIf(func(k string, _ pcommon.Value) bool {
-			if _, ok := s.remove[k]; ok && n.cfg.RemoveOriginals {
-				return true
-			}
-			for _, f := range s.force {
-				if f == k {
-					return true
-				}
-			}
-			return false
+	if rm := n.removals(s); rm {
+		// One compaction pass; RemoveIf visits the entries in order, so the
+		// visit count is the attribute index of the scan (entries added
+		// since are past the scanned ones and never removed here).
+		j := -1
+		it.attrs.RemoveIf(func(string, pcommon.Value) bool {
+			j++
+			return j < len(s.keys) && (n.cfg.RemoveOriginals && hasBit(s.remove, j) || hasBit(s.force, j))
 		})
 		changed = true
 	}
@@ -525,15 +646,31 @@ func putList(m pcommon.Map, k string, list []string) {
 	}
 }
 
-func (n *normalizer) consume(s *scratch, keys ...string) {
+// removals reports whether any original is to be removed.
+func (n *normalizer) removals(s *scratch) bool {
+	for i := range s.force {
+		if s.force[i] != 0 || n.cfg.RemoveOriginals && s.remove[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// consume marks an original as mapped: removed with the originals.
+func (n *normalizer) consume(s *scratch, k string) {
+	setBit(s.remove, s.index(k))
+}
+
+// forceRemove marks originals that must go whatever remove_originals says.
+func (n *normalizer) forceRemove(s *scratch, keys []string) {
 	for _, k := range keys {
-		s.remove[k] = struct{}{}
+		setBit(s.force, s.index(k))
 	}
 }
 
 // mapJSON parses a JSON attribute (llm.invocation_parameters, ...) into its
 // fields' targets. Unknown fields keep the attribute and are reported.
-func (n *normalizer) mapJSON(jr *jsonRule, k string, v pcommon.Value, it *item, s *scratch, st *batchStats) {
+func (n *normalizer) mapJSON(jr *jsonRule, k string, idx int, v pcommon.Value, it *item, s *scratch, st *batchStats) {
 	complete := true
 	field := func(f string, x any) {
 		r, ok := jr.fields[f]
@@ -557,7 +694,7 @@ func (n *normalizer) mapJSON(jr *jsonRule, k string, v pcommon.Value, it *item, 
 			complete = false
 			return
 		}
-		s.writes = append(s.writes, pendingWrite{tid: r.toID, dialect: jr.dialect, target: r.to, v: cv, priority: r.priority, src: k, altID: -1})
+		s.writes = append(s.writes, pendingWrite{tid: r.toID, dialect: jr.dialect, target: r.to, v: cv, priority: r.priority, src: k, srcIdx: idx, altID: -1})
 	}
 	ok := true
 	before := len(s.writes)
@@ -566,7 +703,32 @@ func (n *normalizer) mapJSON(jr *jsonRule, k string, v pcommon.Value, it *item, 
 			field(f, x)
 		}
 	} else {
-		ok = scanObject(v.AsString(), field)
+		// Strings and numbers (the usual members) are converted without
+		// boxing them into interfaces.
+		ok = scanMembers(v.AsString(), func(f string, kind byte, text string) {
+			switch kind {
+			case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				r, found := jr.fields[f]
+				if !found || r.ignore {
+					complete = complete && found
+					return
+				}
+				cv, good := r.convertString(text, it.start)
+				if !good {
+					complete = false
+					return
+				}
+				s.writes = append(s.writes, pendingWrite{tid: r.toID, dialect: jr.dialect, target: r.to, v: cv, priority: r.priority, src: k, srcIdx: idx, altID: -1})
+			case 't':
+				field(f, true)
+			case 'f':
+				field(f, false)
+			case 'n':
+				field(f, nil)
+			default:
+				field(f, rawValue(text))
+			}
+		})
 	}
 	if !ok {
 		s.writes = s.writes[:before] // nothing from a malformed value
@@ -602,6 +764,16 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 		}
 	}
 	changed := false
+	if n.cfg.RemoveOriginals && len(s.writes) > 0 {
+		// Room for every write and the annotations and derived values that
+		// follow: the values read below stay where they are while the
+		// winners are appended, so that they can be moved.
+		it.attrs.EnsureCapacity(it.attrs.Len() + len(s.writes) + 16)
+		it.attrs.Range(func(_ string, v pcommon.Value) bool {
+			s.vals = append(s.vals, v)
+			return true
+		})
+	}
 	// Winners first, so that losers compare with the value that stays.
 	for i := range s.writes {
 		w := &s.writes[i]
@@ -613,7 +785,7 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 			n.settle(it, s, st, w, existing, &changed)
 			continue
 		}
-		w.v.put(it.attrs, w.target)
+		n.put(it, s, w)
 		n.consumeWrite(s, w)
 		if w.src != "" || len(w.srcKeys) > 0 {
 			st.attr(w.dialect, attrMapped)
@@ -628,6 +800,19 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 		n.settle(it, s, st, w, valueOf(it.attrs, w.target), &changed)
 	}
 	return changed
+}
+
+// put writes a winner. When its source is an original that goes away, the
+// source's value is moved to the target and set there, which reuses its
+// storage instead of allocating.
+func (n *normalizer) put(it *item, s *scratch, w *pendingWrite) {
+	if w.movable && w.srcIdx >= 0 && w.srcIdx < len(s.vals) && w.v.kind != typeStringArray && !s.skipped(w.src) {
+		dst := it.attrs.PutEmpty(w.target)
+		s.vals[w.srcIdx].MoveTo(dst)
+		w.v.set(dst)
+		return
+	}
+	w.v.put(it.attrs, w.target)
 }
 
 // lookup finds an attribute, using the scan's presence bits for official names.
@@ -676,19 +861,29 @@ func (n *normalizer) conflict(s *scratch, w *pendingWrite, st *batchStats, dl in
 	s.conflicts = append(s.conflicts, w.srcKeys...)
 	st.attr(dl, attrConflict)
 	// A conflicting source keeps its attribute: make sure it is not removed.
-	delete(s.remove, w.src)
+	if w.src != "" {
+		clearBit(s.remove, w.srcIndex(s))
+	}
 	for _, k := range w.srcKeys {
-		delete(s.remove, k)
+		clearBit(s.remove, s.index(k))
 	}
 }
 
 func (n *normalizer) consumeWrite(s *scratch, w *pendingWrite) {
 	if w.src != "" && !s.skipped(w.src) {
-		s.remove[w.src] = struct{}{}
+		setBit(s.remove, w.srcIndex(s))
 	}
 	for _, k := range w.srcKeys {
-		s.remove[k] = struct{}{}
+		setBit(s.remove, s.index(k))
 	}
+}
+
+// srcIndex is the attribute index of the write's source.
+func (w *pendingWrite) srcIndex(s *scratch) int {
+	if w.srcIdx >= 0 || w.src == "" {
+		return w.srcIdx
+	}
+	return s.index(w.src)
 }
 
 func (n *normalizer) dialectOfKey(k string) int {

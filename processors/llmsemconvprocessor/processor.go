@@ -36,6 +36,8 @@ func newSemconvProcessor(set processor.Settings, cfg *Config) (*semconvProcessor
 
 func (p *semconvProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	st := p.tel.get()
+	s := p.n.getScratch()
+	defer p.n.putScratch(s)
 	var it item
 	it.isSpan = true
 	rss := td.ResourceSpans()
@@ -49,8 +51,8 @@ func (p *semconvProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				it.attrs = sp.Attributes()
 				it.start = sp.StartTimestamp()
 				it.name = sp.Name()
-				p.n.process(&it, st)
-				p.processEvents(sp, st)
+				p.n.processWith(&it, st, s)
+				p.processEvents(sp, st, s)
 			}
 		}
 	}
@@ -60,7 +62,7 @@ func (p *semconvProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 
 // processEvents normalizes the attributes of the span events that remain
 // (exceptions, evaluation results, content events of foreign dialects).
-func (p *semconvProcessor) processEvents(sp ptrace.Span, st *batchStats) {
+func (p *semconvProcessor) processEvents(sp ptrace.Span, st *batchStats, s *scratch) {
 	evs := sp.Events()
 	if evs.Len() == 0 {
 		return
@@ -73,12 +75,14 @@ func (p *semconvProcessor) processEvents(sp ptrace.Span, st *batchStats) {
 		}
 		it.attrs = ev.Attributes()
 		it.start = sp.StartTimestamp()
-		p.n.processEventAttrs(&it, st)
+		p.n.processEventAttrs(&it, st, s)
 	}
 }
 
 func (p *semconvProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
 	st := p.tel.get()
+	s := p.n.getScratch()
+	defer p.n.putScratch(s)
 	var it item
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
@@ -89,7 +93,7 @@ func (p *semconvProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.
 				lr := lrs.At(k)
 				it.attrs = lr.Attributes()
 				it.start = 0
-				p.n.process(&it, st)
+				p.n.processWith(&it, st, s)
 			}
 		}
 	}

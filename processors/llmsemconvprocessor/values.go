@@ -39,6 +39,20 @@ func (v val) put(m pcommon.Map, k string) {
 	}
 }
 
+// set stores a scalar value in v (string arrays are written by put).
+func (v val) set(p pcommon.Value) {
+	switch v.kind {
+	case typeInt:
+		p.SetInt(v.i)
+	case typeDouble, typeISOTimeSinceStart:
+		p.SetDouble(v.d)
+	case typeBool:
+		p.SetBool(v.b)
+	default:
+		p.SetStr(v.s)
+	}
+}
+
 // equal reports whether an existing attribute value carries the same fact.
 func (v val) equal(p pcommon.Value) bool {
 	switch v.kind {
@@ -285,6 +299,28 @@ func (r *rule) convertValue(v pcommon.Value, start pcommon.Timestamp) (val, bool
 		}
 	}
 	return r.convert(rawOf(v), start)
+}
+
+// convertString is convert for a string (or the text of a JSON number)
+// without boxing it into an interface.
+func (r *rule) convertString(x string, start pcommon.Timestamp) (val, bool) {
+	switch r.typ {
+	case typeString:
+		return val{kind: typeString, s: r.mapValue(x)}, true
+	case typeInt:
+		i, ok := intFromString(x)
+		return val{kind: typeInt, i: i}, ok
+	case typeDouble:
+		d, ok := floatFromString(x)
+		if !ok {
+			return val{}, false
+		}
+		return val{kind: typeDouble, d: r.scaled(d)}, true
+	case typeBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		return val{kind: typeBool, b: b}, err == nil
+	}
+	return r.convert(x, start)
 }
 
 func toFloat(x any) (float64, bool) {
