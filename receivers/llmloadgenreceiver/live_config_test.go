@@ -1,6 +1,7 @@
 package llmloadgenreceiver
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -104,4 +105,58 @@ func TestLivePromptSizing(t *testing.T) {
 	b1, _, _ := b.build(1, 50)
 	b2, _, _ := b.build(2, 50)
 	assert.NotEqual(t, b1, b2)
+}
+
+// The body assembled from the template is byte for byte the body
+// encoding/json renders, for chat and text completions, extra body fields,
+// few-shot turns, text that needs escaping and run ids that do.
+func TestLivePromptTemplateMatchesMarshal(t *testing.T) {
+	variants := map[string]func(*LiveConfig){
+		"default": func(*LiveConfig) {},
+		"text":    func(c *LiveConfig) { c.Operation = liveOpText },
+		"extra": func(c *LiveConfig) {
+			c.ExtraBody = map[string]any{"temperature": 0.5, "stop": []any{"</s>", "\n"}, "seed": 7}
+			c.IgnoreEOS, c.IncludeUsage = true, false
+		},
+		"escapes": func(c *LiveConfig) {
+			c.Prompt.System = "Say \"hi\" <b>&</b>\n\ttab é \u2028 \x01"
+			c.Prompt.User = "Résumé: \"quoted\" \\ <tag> & \xff"
+			c.Prompt.FewShot = []LiveMessage{{Role: "user", Content: "q?"}, {Role: "assistant", Content: "a!"}}
+		},
+		"text_escapes": func(c *LiveConfig) {
+			c.Operation = liveOpText
+			c.Prompt.System = "line1\nline2 <x>"
+			c.Prompt.User = "naïve \"user\""
+		},
+		"no_prefix":  func(c *LiveConfig) { c.Prompt.UniquePrefix = false },
+		"no_system":  func(c *LiveConfig) { c.Prompt.System = ""; c.Stream = false },
+		"sentinel":   func(c *LiveConfig) { c.ExtraBody = map[string]any{"x": promptSentinel} },
+		"empty_user": func(c *LiveConfig) { c.Prompt.User = "" },
+	}
+	for name, mutate := range variants {
+		for _, runID := range []string{"abc-12", `run "7" <&>`} {
+			cfg := defaultLiveConfig()
+			cfg.Prompt.ContextWindow, cfg.MaxTokens = 1000, 100
+			mutate(&cfg)
+			b := newPromptBuilder(&cfg, runID)
+			if name != "sentinel" {
+				require.NotNil(t, b.head, "%s: the body template was not built", name)
+			} else {
+				require.Nil(t, b.head, "the placeholder occurs twice: no template")
+			}
+			for _, want := range []int{0, 1, 10, 37, 300, 5000} {
+				seq := int64(want*7 + 1)
+				got, tokens, err := b.build(seq, want)
+				require.NoError(t, err)
+				// The reference: the same content marshalled whole.
+				ref := *b
+				ref.head = nil
+				wantBody, wantTokens, err := ref.build(seq, want)
+				require.NoError(t, err)
+				assert.Equal(t, string(wantBody), string(got), "%s run %q want %d", name, runID, want)
+				assert.Equal(t, wantTokens, tokens)
+				assert.True(t, json.Valid(got))
+			}
+		}
+	}
 }

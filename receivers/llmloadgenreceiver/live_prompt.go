@@ -1,6 +1,7 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -25,6 +26,11 @@ type promptBuilder struct {
 	filler string
 	maxIn  int // largest prompt that leaves room for max_tokens
 	runID  string
+
+	// The body rendered once around the user content (template); nil
+	// when every body is marshalled whole.
+	head, tail []byte
+	escUser    []byte // the configured user text, escaped for JSON
 }
 
 type liveMessage struct {
@@ -47,6 +53,7 @@ func newPromptBuilder(cfg *LiveConfig, runID string) *promptBuilder {
 	b.maxIn = cfg.Prompt.ContextWindow - cfg.MaxTokens
 	n := (b.maxIn*bytesPerToken)/len(fillerText) + 1
 	b.filler = strings.Repeat(fillerText, n)
+	b.template()
 	return b
 }
 
@@ -54,22 +61,77 @@ func newPromptBuilder(cfg *LiveConfig, runID string) *promptBuilder {
 // and returns it with the prompt's estimated length.
 func (b *promptBuilder) build(seq int64, want int) ([]byte, int, error) {
 	want = min(max(want, 1), b.maxIn)
-	var user strings.Builder
+	var buf [96]byte
+	prefix := buf[:0]
 	if b.cfg.Prompt.UniquePrefix {
-		user.WriteString("[run ")
-		user.WriteString(b.runID)
-		user.WriteString(" request ")
-		user.WriteString(strconv.FormatInt(seq, 10))
-		user.WriteString("] ")
+		prefix = append(prefix, "[run "...)
+		prefix = append(prefix, b.runID...)
+		prefix = append(prefix, " request "...)
+		prefix = strconv.AppendInt(prefix, seq, 10)
+		prefix = append(prefix, "] "...)
 	}
-	user.WriteString(b.cfg.Prompt.User)
-	have := b.fixed + (user.Len()-len(b.cfg.Prompt.User)+bytesPerToken-1)/bytesPerToken
-	if pad := (want - have) * bytesPerToken; pad > 0 {
-		user.WriteString(b.filler[:min(pad, len(b.filler))])
+	userLen := len(b.cfg.Prompt.User)
+	have := b.fixed + (len(prefix)+bytesPerToken-1)/bytesPerToken
+	pad := 0
+	if p := (want - have) * bytesPerToken; p > 0 {
+		pad = min(p, len(b.filler))
 	}
-	content := user.String()
-	tokens := b.fixed - (len(b.cfg.Prompt.User)+bytesPerToken-1)/bytesPerToken + (len(content)+bytesPerToken-1)/bytesPerToken
+	contentLen := len(prefix) + userLen + pad
+	tokens := b.fixed - (userLen+bytesPerToken-1)/bytesPerToken + (contentLen+bytesPerToken-1)/bytesPerToken
+	if b.head == nil || !jsonSafe(prefix) {
+		out, err := b.marshal(string(prefix) + b.cfg.Prompt.User + b.filler[:pad])
+		return out, tokens, err
+	}
+	// The body around the user content was rendered once; the content's
+	// parts need no escaping (prefix, filler) or were escaped once (user).
+	out := make([]byte, 0, len(b.head)+len(prefix)+len(b.escUser)+pad+len(b.tail))
+	out = append(out, b.head...)
+	out = append(out, prefix...)
+	out = append(out, b.escUser...)
+	out = append(out, b.filler[:pad]...)
+	out = append(out, b.tail...)
+	return out, tokens, nil
+}
 
+// promptSentinel stands for the user content in the body template.
+const promptSentinel = "\x00llm_loadgen prompt\x00"
+
+// template renders the body once around a placeholder for the user
+// content, so that build only concatenates. It leaves head nil when the
+// body cannot be split that way.
+func (b *promptBuilder) template() {
+	body, err := b.marshal(promptSentinel)
+	if err != nil {
+		return
+	}
+	mark, _ := json.Marshal(promptSentinel)
+	mark = mark[1 : len(mark)-1]
+	i := bytes.Index(body, mark)
+	if i < 0 || bytes.Count(body, mark) != 1 || !jsonSafe([]byte(b.filler)) {
+		return
+	}
+	user, err := json.Marshal(b.cfg.Prompt.User)
+	if err != nil {
+		return
+	}
+	b.head, b.tail = body[:i:i], body[i+len(mark):]
+	b.escUser = user[1 : len(user)-1]
+}
+
+// jsonSafe reports whether s is the same inside a JSON string as
+// encoding/json writes it: printable ASCII without quote, backslash or the
+// characters it escapes for HTML.
+func jsonSafe(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// marshal renders the request body with the given user content.
+func (b *promptBuilder) marshal(content string) ([]byte, error) {
 	body := make(map[string]any, 8+len(b.cfg.ExtraBody))
 	for k, v := range b.cfg.ExtraBody {
 		body[k] = v
@@ -96,6 +158,5 @@ func (b *promptBuilder) build(seq int64, want int) ([]byte, int, error) {
 	if b.cfg.IgnoreEOS {
 		body["ignore_eos"] = true
 	}
-	out, err := json.Marshal(body)
-	return out, tokens, err
+	return json.Marshal(body)
 }

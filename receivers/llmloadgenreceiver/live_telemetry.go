@@ -25,6 +25,8 @@ type liveTelemetry struct {
 	inflight  metric.Int64UpDownCounter
 	queued    metric.Int64UpDownCounter
 	knee      metric.Float64Gauge
+
+	resultAttrs sync.Map // error.type → the attribute set of requests
 }
 
 var liveSecondsBuckets = []float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
@@ -64,12 +66,16 @@ func (t *liveTelemetry) reasonAttrs(reason string) metric.MeasurementOption {
 }
 
 func (t *liveTelemetry) recordResult(res *liveResult) {
-	outcome := "ok"
-	if res.ErrorType != "" {
-		outcome = "error"
+	opt, ok := t.resultAttrs.Load(res.ErrorType)
+	if !ok {
+		outcome := "ok"
+		if res.ErrorType != "" {
+			outcome = "error"
+		}
+		opt, _ = t.resultAttrs.LoadOrStore(res.ErrorType, metric.WithAttributeSet(attribute.NewSet(
+			attribute.String("outcome", outcome), attribute.String("error.type", res.ErrorType))))
 	}
-	t.requests.Add(context.Background(), 1, metric.WithAttributeSet(attribute.NewSet(
-		attribute.String("outcome", outcome), attribute.String("error.type", res.ErrorType))))
+	t.requests.Add(context.Background(), 1, opt.(metric.AddOption))
 }
 
 // liveSummary keeps run totals and latency samples for the progress and
