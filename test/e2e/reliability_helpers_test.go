@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func keyOf(sp ptrace.Span) spanKey {
 // and can delay every export (a slow backend).
 type CountingSink struct {
 	addr  string
-	delay time.Duration
+	delay atomic.Int64 // nanoseconds each trace export waits
 
 	mu        sync.Mutex
 	seen      map[spanKey]int
@@ -67,11 +68,15 @@ func StartCountingSink(t *testing.T, addr string, delay time.Duration) *Counting
 	if addr == "" {
 		addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	}
-	s := &CountingSink{addr: addr, delay: delay, seen: map[spanKey]int{}}
+	s := &CountingSink{addr: addr, seen: map[spanKey]int{}}
+	s.delay.Store(int64(delay))
 	s.Start(t)
 	t.Cleanup(s.Stop)
 	return s
 }
+
+// SetDelay changes how long each later trace export waits.
+func (s *CountingSink) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
 
 // Addr is the sink's host:port.
 func (s *CountingSink) Addr() string { return s.addr }
@@ -117,9 +122,9 @@ type countingTraces struct {
 }
 
 func (h *countingTraces) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	if h.s.delay > 0 {
+	if d := time.Duration(h.s.delay.Load()); d > 0 {
 		select {
-		case <-time.After(h.s.delay):
+		case <-time.After(d):
 		case <-ctx.Done():
 			return ptraceotlp.NewExportResponse(), status.Error(codes.DeadlineExceeded, "sink: client gave up during the delay")
 		}

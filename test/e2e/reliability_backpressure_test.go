@@ -1,0 +1,176 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Memory settings of the backpressure pipeline. memory_limiter refuses
+// once the Go heap reaches limit - spike (96 MiB) and forces a collection at
+// the limit; the RSS bound adds the same allowance for the runtime and the
+// mapped binary as the explosion test.
+const (
+	backpressureLimitMiB      = 128
+	backpressureSpikeMiB      = 32
+	backpressureRSSBoundBytes = (backpressureLimitMiB + rssAllowanceMiB) * mib
+)
+
+// backpressureConfig: llm_loadgen generates as fast as it can into
+// memory_limiter and an OTLP exporter whose in-memory queue has room for
+// far more than the heap limit, drained by one consumer, toward a sink the
+// test slows down. What holds the generator back is memory_limiter alone.
+var backpressureConfig = fmt.Sprintf(`
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:${env:OTELCOL_LLM_HEALTH_PORT}
+receivers:
+  llm_loadgen:
+    mode: synthetic
+    timing: as_fast_as_possible
+    seed: 21
+    requests: ${env:RELIABILITY_REQUESTS}
+    arrival: {type: constant, rate: 1000}
+    scenarios:
+      - {type: chat, weight: 1}
+      - {type: agent, weight: 1}
+    progress_interval: 0s
+    backpressure: {initial_backoff: 10ms, max_backoff: 500ms}
+processors:
+  memory_limiter:
+    check_interval: 250ms
+    limit_mib: %d
+    spike_limit_mib: %d
+exporters:
+  otlp_grpc:
+    endpoint: ${env:RELIABILITY_SINK}
+    tls: {insecure: true}
+    timeout: 10s
+    sending_queue: {queue_size: 1000000, num_consumers: 1}
+service:
+  extensions: [health_check]
+  telemetry:
+    logs: {level: info}
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: ${env:OTELCOL_LLM_METRICS_PORT}
+  pipelines:
+    traces:
+      receivers: [llm_loadgen]
+      processors: [memory_limiter]
+      exporters: [otlp_grpc]
+`, backpressureLimitMiB, backpressureSpikeMiB)
+
+// TestReliabilityBackpressure holds a sink at 300 ms per export while
+// llm_loadgen generates 20,000 requests as fast as it can: the exporter's
+// queue fills the heap, memory_limiter refuses, llm_loadgen counts the
+// refusals, backs off and stays far from done, and the collector's RSS stays
+// under a bound derived from memory_limiter's limit. Then the sink speeds up:
+// the generator finishes, and every span it generated arrives exactly once,
+// each refusal having been retried.
+func TestReliabilityBackpressure(t *testing.T) {
+	const requests = 20000
+	sink := StartCountingSink(t, "", 300*time.Millisecond)
+	t.Setenv("RELIABILITY_SINK", sink.Addr())
+	t.Setenv("RELIABILITY_REQUESTS", fmt.Sprint(requests))
+	col := StartCollector(t, "--config", "file:"+writeFile(t, "backpressure.yaml", backpressureConfig))
+	col.WaitHealthy(t, 30*time.Second)
+	rss := SampleRSS(t, col, 100*time.Millisecond, 2*time.Minute)
+	start := time.Now()
+
+	// Under pressure: refusals rise on both sides and the generator backs off.
+	var preEmitted float64
+	require.True(t, waitFor(30*time.Second, func() bool {
+		m := selfMetrics(t, col)
+		preEmitted = sumSeriesOrZero(m, "otelcol_llm_loadgen_emitted", `signal="traces"`)
+		return sumSeriesOrZero(m, "otelcol_llm_loadgen_refused", `signal="traces"`) > 0
+	}), "memory_limiter never refused:\n%s", col.Output())
+	firstRefusal := time.Since(start)
+	// Two looks at the generator and the backend, 3 s and 9 s after the
+	// first refusal.
+	type look struct {
+		at                        time.Duration
+		emitted, requests         float64
+		delivered                 int
+		refused, limiter, backoff float64
+	}
+	lookAt := func(after time.Duration) look {
+		time.Sleep(time.Until(start.Add(firstRefusal + after)))
+		m := selfMetrics(t, col)
+		return look{
+			at:        time.Since(start),
+			emitted:   sumSeriesOrZero(m, "otelcol_llm_loadgen_emitted", `signal="traces"`),
+			requests:  sumSeriesOrZero(m, "otelcol_llm_loadgen_requests"),
+			delivered: sink.Counts().Unique,
+			refused:   sumSeriesOrZero(m, "otelcol_llm_loadgen_refused", `signal="traces"`),
+			limiter:   sumSeriesOrZero(m, "otelcol_processor_memory_limiter_refused_spans"),
+			backoff:   sumSeriesOrZero(m, "otelcol_llm_loadgen_backoff"),
+		}
+	}
+	l1 := lookAt(3 * time.Second)
+	l2 := lookAt(9 * time.Second)
+	underPressure := rss.Samples()
+	freeRate := preEmitted / firstRefusal.Seconds()
+	pressedRate := (l2.emitted - l1.emitted) / (l2.at - l1.at).Seconds()
+	drainRate := float64(l2.delivered-l1.delivered) / (l2.at - l1.at).Seconds()
+	backlog1, backlog2 := l1.emitted-float64(l1.delivered), l2.emitted-float64(l2.delivered)
+	t.Logf("unconstrained: %.0f spans/s until the first refusal at %v; under pressure: %.0f spans/s accepted, %.0f spans/s delivered; backlog %.0f then %.0f spans; %.0f of %d requests emitted; %.0f refused by memory_limiter, %.0f refusals at llm_loadgen, %.1f s backing off; RSS peak %.1f MiB (bound %d MiB)",
+		freeRate, firstRefusal.Round(time.Millisecond), pressedRate, drainRate, backlog1, backlog2, l2.requests, requests,
+		l2.limiter, l2.refused, l2.backoff, float64(rss.Peak())/mib, backpressureRSSBoundBytes/mib)
+	assert.Positive(t, l2.limiter-l1.limiter, "memory_limiter kept refusing")
+	assert.Equal(t, l2.limiter, l2.refused, "every refusal memory_limiter made, llm_loadgen counted")
+	assert.Positive(t, l2.backoff-l1.backoff, "llm_loadgen kept backing off")
+	assert.Less(t, pressedRate, freeRate/4, "the generator slowed down")
+	assert.Less(t, backlog2, 1.25*backlog1+10000, "the backlog between generator and backend does not grow")
+	assert.Less(t, l2.requests, float64(requests))
+	assert.False(t, strings.Contains(col.Output(), "llm_loadgen finished"))
+	assert.Less(t, rss.Peak(), int64(backpressureRSSBoundBytes), "RSS under pressure")
+	// No growth while the pressure lasts: the last third of the samples
+	// peaks not far above the middle third.
+	third := len(underPressure) / 3
+	require.Greater(t, third, 10)
+	peakOf := func(xs []int64) (p int64) {
+		for _, x := range xs {
+			p = max(p, x)
+		}
+		return p
+	}
+	midPeak, lastPeak := peakOf(underPressure[third:2*third]), peakOf(underPressure[2*third:])
+	t.Logf("RSS peak: middle third %.1f MiB, last third %.1f MiB", float64(midPeak)/mib, float64(lastPeak)/mib)
+	assert.Less(t, float64(lastPeak), 1.25*float64(midPeak), "RSS keeps growing under sustained pressure")
+
+	// Relief: the backend speeds up, the generator finishes, all arrives.
+	sink.SetDelay(0)
+	require.True(t, waitFor(90*time.Second, func() bool { return strings.Contains(col.Output(), "llm_loadgen finished") }),
+		"the generator did not finish after the pressure ended")
+	var l spanLedger
+	var c sinkCounts
+	_, settled := waitSettled(60*time.Second, time.Second, func() string {
+		l, c = readLedger(selfMetrics(t, col)), sink.Counts()
+		return fmt.Sprint(l, c)
+	}, func(string) bool {
+		return l.generated > 0 && l.inQueue == 0 && float64(c.Spans) == l.exported
+	})
+	rss.Stop()
+	t.Logf("done in %v: %s; sink %+v; RSS peak %.1f MiB", time.Since(start).Round(time.Millisecond), l, c, float64(rss.Peak())/mib)
+	require.True(t, settled, "pipeline did not settle")
+	assert.Equal(t, l.generated, float64(c.Unique), "every span generated arrived")
+	assert.Zero(t, c.Duplicates)
+	assert.Equal(t, l.loadgenRefused, l.limiterRefused, "refusals: llm_loadgen = memory_limiter")
+	assert.Zero(t, l.loadgenDropped, "nothing given up")
+	assert.Zero(t, l.exportFailed+l.enqueueFailed)
+	assert.Equal(t, float64(requests), sumSeries(t, selfMetrics(t, col), "otelcol_llm_loadgen_requests"))
+	assert.Less(t, rss.Peak(), int64(backpressureRSSBoundBytes))
+	require.NoError(t, col.Stop(t, 20*time.Second), "collector did not exit cleanly:\n%s", col.Output())
+}
