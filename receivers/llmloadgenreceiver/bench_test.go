@@ -1,12 +1,14 @@
 package llmloadgenreceiver
 
 import (
+	"context"
 	"math"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // cpuTime is the process's user+system CPU time.
@@ -42,6 +44,50 @@ func BenchmarkChatSpansAFAP(b *testing.B)       { benchScenario(b, scenarioChat)
 func BenchmarkRAGSpansAFAP(b *testing.B)        { benchScenario(b, scenarioRAG) }
 func BenchmarkAgentSpansAFAP(b *testing.B)      { benchScenario(b, scenarioAgent) }
 func BenchmarkEmbeddingsSpansAFAP(b *testing.B) { benchScenario(b, scenarioEmbeddings) }
+
+// BenchmarkChatPdataFloor copies the two spans of one rendered chat request
+// b.N times into batches of 1000 requests, and does nothing else: no
+// sampling, no generation, no rendering logic. What remains is the cost of
+// allocating the pdata objects of a chat request (and collecting them), the
+// ceiling BenchmarkChatSpansAFAP can approach. Reported as spans per
+// CPU-second of the whole process, like benchScenario.
+func BenchmarkChatPdataFloor(b *testing.B) {
+	cfg := afapConfig(1)
+	cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+	sink := &consumertest.TracesSink{}
+	runSync(b, cfg, sink, nil, nil)
+	src := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	if src.Len() != 2 {
+		b.Fatalf("a chat request has %d spans, want 2", src.Len())
+	}
+	next := consumertest.NewNop()
+	var (
+		td    ptrace.Traces
+		dst   ptrace.SpanSlice
+		spans int
+	)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	for i := range b.N {
+		if i%1000 == 0 {
+			if spans > 0 {
+				_ = next.ConsumeTraces(context.Background(), td)
+			}
+			td = ptrace.NewTraces()
+			dst = td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			dst.EnsureCapacity(2000)
+		}
+		for j := range src.Len() {
+			src.At(j).CopyTo(dst.AppendEmpty())
+			spans++
+		}
+	}
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(spans)/b.Elapsed().Seconds(), "spans/s")
+	b.ReportMetric(float64(spans)/cpu.Seconds(), "spans/cpu-s")
+}
 
 // BenchmarkRateAccuracy10k runs the whole generator for one simulated
 // minute at a 10 000 req/s target (as_fast_as_possible, chat) and reports
