@@ -73,6 +73,8 @@ type Config struct {
 	Exit ExitConfig `mapstructure:"exit"`
 	// Limits bound the exporter's memory for long runs.
 	Limits LimitsConfig `mapstructure:"limits"`
+	// Shards: checks of the shards of a distributed run (shards.go).
+	Shards ShardsConfig `mapstructure:"shards"`
 }
 
 // DimensionsConfig lists, for each report dimension, the attribute keys
@@ -202,6 +204,7 @@ func createDefaultConfig() *Config {
 			MaxTimelinePoints:  600,
 			MaxSeries:          20000,
 		},
+		Shards: defaultShardsConfig(),
 	}
 }
 
@@ -255,6 +258,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Exit.validate()...)
 	errs = append(errs, c.Limits.validate()...)
+	errs = append(errs, c.Shards.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -32,7 +32,8 @@ type reportExporter struct {
 	now    func() time.Time
 
 	mu          sync.Mutex
-	st          *state
+	st          *state            // data without a run id
+	runs        map[string]*state // one per llm_loadgen.run.id (runs.go)
 	lastVerdict string
 
 	lifeMu   sync.Mutex
@@ -153,7 +154,7 @@ func (e *reportExporter) loop(ctx context.Context) {
 // exit.stop_when_idle, or "".
 func (e *reportExporter) runOver() string {
 	e.mu.Lock()
-	first, last := e.st.firstArrival, e.st.lastArrival
+	first, last := e.arrivals()
 	e.mu.Unlock()
 	if first.IsZero() {
 		return ""
@@ -175,21 +176,14 @@ func (e *reportExporter) requestStop(reason error) {
 	})
 }
 
-// write builds the report and writes every configured format.
-func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error) {
-	e.mu.Lock()
-	r := e.st.build(final)
-	e.mu.Unlock()
+// writeReport writes every configured format of r into dir.
+func (e *reportExporter) writeReport(ctx context.Context, dir string, r *Report, final bool) error {
 	e.tel.verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("verdict", r.Verdict), attribute.Bool("final", final)))
-	if r.Verdict != e.lastVerdict {
-		e.logger.Info("Load report verdict", zap.String("verdict", r.Verdict), zap.String("summary", r.describe()))
-		e.lastVerdict = r.Verdict
-	}
 	var errs []error
 	for _, f := range e.cfg.Formats {
 		data, err := e.rd.render(f, r)
 		if err == nil {
-			err = writeAtomic(e.cfg.Directory, fileNames[f], data)
+			err = writeAtomic(dir, fileNames[f], data)
 		}
 		outcome := "success"
 		if err != nil {
@@ -198,20 +192,16 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 		}
 		e.tel.writes.Add(ctx, 1, metric.WithAttributes(attribute.String("format", f), attribute.String("outcome", outcome)))
 	}
-	if err := errors.Join(errs...); err != nil {
-		e.logger.Error("Load report not written", zap.Error(err))
-		return r, err
-	}
-	return r, nil
+	return errors.Join(errs...)
 }
 
 func (e *reportExporter) consumeTraces(ctx context.Context, td ptrace.Traces) error {
-	e.consume(ctx, e.tel.spans, func() map[string]int64 { return e.st.consumeTraces(td) })
+	e.consume(ctx, e.tel.spans, func() map[string]int64 { return e.consumeTracesByRun(td) })
 	return nil
 }
 
 func (e *reportExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	e.consume(ctx, e.tel.points, func() map[string]int64 { return e.st.consumeMetrics(md) })
+	e.consume(ctx, e.tel.points, func() map[string]int64 { return e.consumeMetricsByRun(md) })
 	return nil
 }
 
@@ -219,8 +209,7 @@ func (e *reportExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics)
 func (e *reportExporter) consume(ctx context.Context, counter metric.Int64Counter, add func() map[string]int64) {
 	e.mu.Lock()
 	out := add()
-	p := e.st.tel
-	e.st.tel = pending{}
+	p := e.takePending()
 	e.mu.Unlock()
 	e.tel.record(ctx, counter, "outcome", out)
 	e.tel.flushPending(ctx, &p)

@@ -178,6 +178,9 @@ func countPoints(m pmetric.Metric) int64 {
 }
 
 func (s *state) consumeMetric(m pmetric.Metric, res pcommon.Map, out map[string]int64) {
+	if s.consumeScheduleMetric(m, res, out) {
+		return
+	}
 	role, ok := metricRoles[m.Name()]
 	if !ok && slices.Contains(s.cfg.TargetRate.Metrics, m.Name()) {
 		role, ok = roleTargetRate, true

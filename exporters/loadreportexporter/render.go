@@ -37,6 +37,12 @@ func templateFuncs(cancelled []string) map[string]any {
 			}
 			return strconv.FormatFloat(*p, 'f', 2, 64)
 		},
+		"optms": func(p *float64) string {
+			if p == nil {
+				return "n/a"
+			}
+			return strconv.FormatFloat(*p*1000, 'f', 1, 64)
+		},
 		"optpct": func(p *float64) string {
 			if p == nil {
 				return "n/a"

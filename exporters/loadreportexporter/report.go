@@ -11,6 +11,7 @@ import (
 // Report is the load-test report; report.json is this structure.
 type Report struct {
 	Title       string       `json:"title"`
+	RunID       string       `json:"run_id,omitempty"`
 	GeneratedAt time.Time    `json:"generated_at"`
 	Final       bool         `json:"final"`
 	Run         RunInfo      `json:"run"`
@@ -25,6 +26,8 @@ type Report struct {
 	Timeline    Timeline     `json:"timeline"`
 	LoadCurve   *LoadCurve   `json:"load_curve,omitempty"`
 	Histograms  Histograms   `json:"histograms"`
+	// Shards is the per-shard view of a distributed run (shards.go).
+	Shards *ShardReport `json:"shards,omitempty"`
 }
 
 // RunInfo describes the run window.
@@ -296,6 +299,7 @@ func (s *state) build(final bool) *Report {
 	for i := range r.Rows {
 		r.Rows[i].Verdict = overall(evaluateSLOs(cfg.SLOs, &r.Rows[i], r.SpanLoss), cfg.Exit.NoData)
 	}
+	s.addShards(r)
 	return r
 }
 

@@ -31,6 +31,11 @@ type state struct {
 
 	tel pending
 
+	// runID is the llm_loadgen.run.id of the run this state reports ("" for
+	// data without one); dist follows the run's shards (shards.go).
+	runID string
+	dist  *distState
+
 	// inherit holds, during one consumeTraces call, the scenario of each
 	// trace that names one on any of its spans.
 	inherit map[pcommon.TraceID]string

@@ -174,11 +174,16 @@ func (s *state) consumeTraces(td ptrace.Traces) map[string]int64 {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		res := rs.Resource().Attributes()
+		shard := s.shardOf(res)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				out[s.consumeSpan(spans.At(k), res)]++
+				o := s.consumeSpan(spans.At(k), res)
+				out[o]++
+				if shard != nil && (o == spanRequest || o == spanGroupOverflow) {
+					shard.addSpan(spans.At(k))
+				}
 			}
 		}
 	}
