@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,9 +112,11 @@ func podSpec(t *testing.T, objs []runtime.Object) *corev1.PodSpec {
 			return &w.Spec.Template.Spec
 		case *appsv1.Deployment:
 			return &w.Spec.Template.Spec
+		case *batchv1.Job:
+			return &w.Spec.Template.Spec
 		}
 	}
-	t.Fatal("no DaemonSet or Deployment rendered")
+	t.Fatal("no DaemonSet, Deployment or Job rendered")
 	return nil
 }
 
@@ -180,8 +183,11 @@ func TestScenarios(t *testing.T) {
 			require.Len(t, spec.Containers, 1)
 			cfg := filepath.Join(t.TempDir(), "config.yaml")
 			require.NoError(t, os.WriteFile(cfg, []byte(configOf(t, objs)), 0o600))
-			out, errOut, err := run(t, containerEnv(t, spec.Containers[0]), tool(t, "OTELCOL_LLM_BINARY"), "validate", "--config", "file:"+cfg)
-			require.NoError(t, err, "otelcol-llm validate on the rendered config:\n%s%s", out, errOut)
+			// Every pod's environment: an Indexed Job's pods differ by JOB_COMPLETION_INDEX.
+			for _, env := range podEnvs(t, objs, containerEnv(t, spec.Containers[0])) {
+				out, errOut, err := run(t, env, tool(t, "OTELCOL_LLM_BINARY"), "validate", "--config", "file:"+cfg)
+				require.NoError(t, err, "otelcol-llm validate on the rendered config with %v:\n%s%s", env, out, errOut)
+			}
 		})
 	}
 }

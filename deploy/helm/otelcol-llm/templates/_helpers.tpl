@@ -41,8 +41,11 @@ app.kubernetes.io/part-of: otelcol-llm
 
 {{/* Fails the render with a message naming the value at fault. */}}
 {{- define "otelcol-llm.validate" -}}
-{{- if not (has .Values.mode (list "agent" "gateway")) }}
-{{- fail (printf "mode: %q is not supported; allowed values: agent, gateway" (toString .Values.mode)) }}
+{{- if not (has .Values.mode (list "agent" "gateway" "loadtest")) }}
+{{- fail (printf "mode: %q is not supported; allowed values: agent, gateway, loadtest" (toString .Values.mode)) }}
+{{- end }}
+{{- if eq .Values.mode "loadtest" }}
+{{- include "otelcol-llm.validateLoadtest" . }}
 {{- end }}
 {{- if not .Values.image.repository }}
 {{- fail "image.repository must be set" }}
@@ -67,6 +70,9 @@ same file as testdata/configs/<mode>.yaml) with .Values.config merged over it.
 {{- if hasKey $base "Error" }}
 {{- fail (printf "files/%s.yaml: %s" .Values.mode (get $base "Error")) }}
 {{- end }}
+{{- if eq .Values.mode "loadtest" }}
+{{- $_ := set $base.receivers "llm_loadgen" (mustMergeOverwrite (get $base.receivers "llm_loadgen") (deepCopy (.Values.loadtest.loadgen | default dict))) }}
+{{- end }}
 {{- toYaml (mustMergeOverwrite $base (deepCopy .Values.config)) }}
 {{- end }}
 
@@ -89,4 +95,38 @@ same file as testdata/configs/<mode>.yaml) with .Values.config merged over it.
 {{- define "otelcol-llm.gomemlimit" -}}
 {{- $bytes := include "otelcol-llm.memoryBytes" .Values.resources.limits.memory | float64 }}
 {{- printf "%dMiB" (divf (mulf $bytes .Values.gomemlimitRatio) 1048576 | floor | int64) }}
+{{- end }}
+
+{{/*
+Loadtest mode: the values every pod of the run shares must be set once, here;
+the render fails naming the value otherwise.
+*/}}
+{{- define "otelcol-llm.validateLoadtest" -}}
+{{- $lt := .Values.loadtest }}
+{{- $id := toString ($lt.runId | default "") }}
+{{- if not $id }}
+{{- fail "loadtest.runId must be set: one id for every pod of the run, e.g. --set loadtest.runId=vllm-8b-$(date -u +%Y%m%d-%H%M%S)" }}
+{{- end }}
+{{- if not (regexMatch "^[A-Za-z0-9._-]{1,128}$" $id) }}
+{{- fail (printf "loadtest.runId: %q may only hold letters, digits, '.', '_' and '-' (at most 128)" $id) }}
+{{- end }}
+{{- $at := toString ($lt.startAt | default "") }}
+{{- if not $at }}
+{{- fail "loadtest.startAt must be set: the RFC 3339 time at which every pod starts its part of the schedule, e.g. --set loadtest.startAt=$(date -u -d '+3 min' +%Y-%m-%dT%H:%M:%SZ)" }}
+{{- end }}
+{{- if not (regexMatch "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$" $at) }}
+{{- fail (printf "loadtest.startAt: %q is not an RFC 3339 time such as 2026-11-29T21:00:00Z" $at) }}
+{{- end }}
+{{- if lt (int $lt.shards) 1 }}
+{{- fail (printf "loadtest.shards: %v must be at least 1" $lt.shards) }}
+{{- end }}
+{{- if not $lt.gatewayEndpoint }}
+{{- fail "loadtest.gatewayEndpoint must be set: the host:port of the gateway's OTLP/gRPC Service, whose load_report merges the shards" }}
+{{- end }}
+{{- end }}
+
+{{/* The Job's name: one Job per run, so the run id is part of it. */}}
+{{- define "otelcol-llm.loadtestJobName" -}}
+{{- $id := regexReplaceAll "[^a-z0-9-]" (.Values.loadtest.runId | toString | lower) "-" }}
+{{- printf "%s-%s" (include "otelcol-llm.fullname" .) $id | trunc 52 | trimSuffix "-" }}
 {{- end }}
