@@ -101,6 +101,7 @@ type scratch struct {
 	// remove_originals is set) and forced ones (content policy).
 	remove, force []uint64
 	vals          []pcommon.Value // attribute values by index, for moves
+	classes       map[string]keyClass
 }
 
 func (s *scratch) reset() {
@@ -157,11 +158,25 @@ func (s *scratch) index(k string) int {
 
 // keyClass is what the table knows about one attribute key.
 type keyClass struct {
-	ki   *keyInfo     // exact entry
-	p    *prefixEntry // prefix entry (when no exact entry)
-	seg  string       // first key segment
-	kind uint8
+	ki      *keyInfo     // exact entry
+	p       *prefixEntry // prefix entry (when no exact entry)
+	seg     string       // first key segment (prefix and namespace keys)
+	dialect int          // dialect scored by the key
+	oid     int          // official names: target id
+	content contentGroup // official names: content group
+	kind    uint8
+	flags   uint8
 }
+
+// keyClass flags.
+const (
+	clsForeign   uint8 = 1 << iota // counts as a foreign key
+	clsScored                      // a prefix entry scores the dialect
+	clsMarker                      // detection marker (scores 10)
+	clsHasOp                       // gen_ai.operation.name
+	clsHasOutTok                   // gen_ai.usage.output_tokens
+	clsHasModel                    // gen_ai.request.model or gen_ai.response.model
+)
 
 const (
 	clsNone     uint8 = iota // no exact entry, own namespace or official name
@@ -226,57 +241,90 @@ func newNormalizer(cfg *Config) (*normalizer, error) {
 	return n, nil
 }
 
+// classify finds what the table knows about key k.
+func (t *table) classify(k string) keyClass {
+	if ki, ok := t.exact[k]; ok {
+		c := keyClass{ki: ki, kind: clsExact, dialect: ki.dialect, flags: clsForeign}
+		if ki.marker {
+			c.flags |= clsMarker
+		}
+		return c
+	}
+	seg := firstSegment(k)
+	if seg == ownNamespace {
+		return keyClass{kind: clsOwn}
+	}
+	if seg == "gen_ai" {
+		if oi, ok := t.official[k]; ok {
+			c := keyClass{kind: clsOfficial, oid: oi.id, content: oi.content}
+			switch k {
+			case attrOperationName:
+				c.flags |= clsHasOp
+			case "gen_ai.usage.output_tokens":
+				c.flags |= clsHasOutTok
+			case attrRequestModel, attrResponseModel:
+				c.flags |= clsHasModel
+			}
+			return c
+		}
+	}
+	c := keyClass{p: t.matchPrefix(seg, k), seg: seg}
+	if c.p != nil {
+		c.dialect, c.flags = c.p.dialect, clsForeign|clsScored
+		if c.p.marker {
+			c.flags |= clsMarker
+		}
+	} else if t.nsMask[seg] != 0 {
+		c.flags = clsForeign
+	}
+	return c
+}
+
+// maxClassCache bounds the per-scratch cache of key classes.
+const maxClassCache = 4096
+
+// class is classify through the scratch's cache: attribute keys repeat
+// from span to span, so most keys cost one map lookup.
+func (s *scratch) class(t *table, k string) keyClass {
+	if c, ok := s.classes[k]; ok {
+		return c
+	}
+	c := t.classify(k)
+	if s.classes == nil || len(s.classes) >= maxClassCache {
+		s.classes = make(map[string]keyClass, 64)
+	}
+	s.classes[k] = c
+	return c
+}
+
 // scanItem is the read-only first pass: it records every key and its
-// class in s. It allocates nothing once s has grown to the item's size.
+// class in s. It allocates nothing once s has seen the item's keys.
 func (n *normalizer) scanItem(it *item, sc *scan, s *scratch) {
 	t := n.t
 	s.keys, s.cls = s.keys[:0], s.cls[:0]
 	it.attrs.Range(func(k string, _ pcommon.Value) bool {
 		s.keys = append(s.keys, k)
-		if ki, ok := t.exact[k]; ok {
-			s.cls = append(s.cls, keyClass{ki: ki, kind: clsExact})
-			sc.foreign++
-			if ki.marker {
-				sc.score[ki.dialect] += 10
-			} else {
-				sc.score[ki.dialect]++
+		c := s.class(t, k)
+		s.cls = append(s.cls, c)
+		switch c.kind {
+		case clsOwn:
+		case clsOfficial:
+			sc.present[c.oid>>6] |= 1 << (c.oid & 63)
+			sc.content |= 1 << c.content
+			sc.hasOp = sc.hasOp || c.flags&clsHasOp != 0
+			sc.hasOutTok = sc.hasOutTok || c.flags&clsHasOutTok != 0
+			sc.hasModel = sc.hasModel || c.flags&clsHasModel != 0
+		default:
+			if c.flags&clsForeign != 0 {
+				sc.foreign++
 			}
-			return true
-		}
-		seg := firstSegment(k)
-		if seg == ownNamespace {
-			s.cls = append(s.cls, keyClass{kind: clsOwn})
-			return true
-		}
-		if seg == "gen_ai" {
-			if oi, ok := t.official[k]; ok {
-				s.cls = append(s.cls, keyClass{kind: clsOfficial})
-				sc.present[oi.id>>6] |= 1 << (oi.id & 63)
-				sc.content |= 1 << oi.content
-				switch k {
-				case attrOperationName:
-					sc.hasOp = true
-				case "gen_ai.usage.output_tokens":
-					sc.hasOutTok = true
-				case attrRequestModel, attrResponseModel:
-					sc.hasModel = true
+			if c.kind == clsExact || c.flags&clsScored != 0 {
+				if c.flags&clsMarker != 0 {
+					sc.score[c.dialect] += 10
+				} else {
+					sc.score[c.dialect]++
 				}
-				return true
 			}
-		}
-		p := t.matchPrefix(seg, k)
-		s.cls = append(s.cls, keyClass{p: p, seg: seg})
-		if p != nil {
-			if p.marker {
-				sc.score[p.dialect] += 10
-			} else {
-				sc.score[p.dialect]++
-			}
-			sc.foreign++
-			return true
-		}
-		if t.nsMask[seg] != 0 {
-			sc.foreign++
 		}
 		return true
 	})
@@ -384,9 +432,11 @@ func (n *normalizer) processEventAttrs(it *item, st *batchStats, s *scratch) {
 }
 
 // operation finds gen_ai.operation.name from the dialect's sources.
-func (n *normalizer) operation(it *item, d int) string {
-	if v, ok := it.attrs.Get(attrOperationName); ok {
-		return v.AsString()
+func (n *normalizer) operation(it *item, d int, hadOp bool) string {
+	if hadOp {
+		if v, ok := it.attrs.Get(attrOperationName); ok {
+			return v.AsString()
+		}
 	}
 	if d < 0 {
 		return ""
@@ -478,8 +528,8 @@ func (s *scratch) skipped(k string) bool {
 // priorities and conflicts, writes them and removes consumed originals.
 func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, sc *scan) bool {
 	t := n.t
-	op := n.operation(it, d)
-	_, hadOp := it.attrs.Get(attrOperationName)
+	hadOp := sc.hasOp // the scan saw gen_ai.operation.name
+	op := n.operation(it, d, hadOp)
 	wrapper := n.isWrapper(it, d)
 	if op != "" && !hadOp && !wrapper {
 		s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrOperationName), dialect: d, target: attrOperationName, v: val{s: op}, priority: 0, srcIdx: -1})

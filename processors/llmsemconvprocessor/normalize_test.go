@@ -3,6 +3,7 @@ package llmsemconvprocessor
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -286,4 +287,65 @@ func TestConcurrentBatches(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestTableAssumptions checks what the hot path relies on: value maps looked
+// up case-insensitively hold lower-case keys only, and
+// gen_ai.operation.name is an official name (its presence comes from the
+// scan), never a foreign key.
+func TestTableAssumptions(t *testing.T) {
+	for _, target := range []string{"v1.41", "latest"} {
+		tb, err := compileTable(mappingYAML, target, nil)
+		require.NoError(t, err)
+		for _, d := range tb.dialects {
+			for _, op := range d.ops {
+				for k := range op.values {
+					assert.Equal(t, strings.ToLower(k), k, "%s: operation value %q", d.name, k)
+				}
+			}
+			for k := range d.pairValues {
+				assert.Equal(t, strings.ToLower(k), k, "%s: provider pair %q", d.name, k)
+			}
+			for k := range d.wrapperValues {
+				assert.Equal(t, strings.ToLower(k), k, "%s: wrapper value %q", d.name, k)
+			}
+		}
+		_, foreign := tb.exact[attrOperationName]
+		assert.False(t, foreign)
+		c := tb.classify(attrOperationName)
+		assert.Equal(t, clsOfficial, c.kind)
+		assert.NotZero(t, c.flags&clsHasOp)
+	}
+}
+
+// TestRemovedOriginalsByIndex checks that moving a renamed original's value
+// and removing consumed originals by index leave unrelated attributes, and
+// the values of kept foreign attributes, untouched.
+func TestRemovedOriginalsByIndex(t *testing.T) {
+	n, err := newNormalizer(createDefaultConfig().(*Config))
+	require.NoError(t, err)
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName("ChatCompletion")
+	a := sp.Attributes()
+	a.PutStr("before", "b")
+	a.PutStr("openinference.span.kind", "LLM")
+	a.PutStr("llm.model_name", "m-1")
+	a.PutInt("llm.token_count.prompt", 5)
+	a.PutStr("input.value", "kept")
+	a.PutStr("gen_ai.request.model", "m-0") // official: the foreign model disagrees
+	a.PutStr("after", "a")
+	it := item{attrs: a, span: sp, isSpan: true, name: sp.Name()}
+	n.process(&it, newBatchStats(len(n.t.dialects)))
+	got := a.AsRaw()
+	assert.Equal(t, "b", got["before"])
+	assert.Equal(t, "a", got["after"])
+	assert.Equal(t, "kept", got["input.value"])
+	assert.Equal(t, int64(5), got["gen_ai.usage.input_tokens"])
+	assert.Equal(t, "m-0", got["gen_ai.request.model"])
+	assert.NotContains(t, got, "llm.token_count.prompt")
+	assert.NotContains(t, got, "openinference.span.kind")
+	// llm.model_name differs from the request model: it becomes the response model.
+	assert.Equal(t, "m-1", got["gen_ai.response.model"])
+	assert.NotContains(t, got, "llm.model_name")
 }
