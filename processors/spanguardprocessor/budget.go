@@ -160,6 +160,38 @@ func (s *traceState) noteKept(id, parent uint64, start pcommon.Timestamp) {
 	}
 }
 
+// keptNotes is what noteKept would record for a run of spans, gathered
+// while a request is measured, so that a trace forwarded whole needs one
+// merge instead of one call per span.
+type keptNotes struct {
+	rootSeen  bool
+	rootID    uint64
+	anchorSet bool
+	anchorTS  pcommon.Timestamp
+	anchorID  uint64
+}
+
+func (k *keptNotes) note(id, parent uint64, start pcommon.Timestamp) {
+	if parent == 0 {
+		k.rootSeen, k.rootID = true, id
+		return
+	}
+	if !k.anchorSet || start < k.anchorTS {
+		k.anchorSet, k.anchorTS, k.anchorID = true, start, parent
+	}
+}
+
+// mergeKept records the spans of k as forwarded, as calling noteKept on each
+// of them in order would (the last root wins, the first earliest span wins).
+func (s *traceState) mergeKept(k *keptNotes) {
+	if k.rootSeen {
+		s.rootSeen, s.rootID = true, k.rootID
+	}
+	if k.anchorSet && (!s.anchorSet || k.anchorTS < s.anchorTS) {
+		s.anchorSet, s.anchorTS, s.anchorID = true, k.anchorTS, k.anchorID
+	}
+}
+
 // traceTable holds trace states: bounded in number (least recently used
 // evicted first) and in time (released when their window ends).
 type traceTable struct {

@@ -249,18 +249,30 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 			anySlow = true
 		}
 	}
-	for i := range sc.spans {
-		r := &sc.spans[i]
-		c := &sc.chunks[r.chunk]
-		if c.slow || c.skip {
-			continue
-		}
-		id, parent := sid(r.span.SpanID()), sid(r.span.ParentSpanID())
-		c.st.ids = append(c.st.ids, idPair{id: id, parent: parent})
-		c.st.noteKept(id, parent, r.span.StartTimestamp())
-	}
 	if anySlow {
 		sc.groupChunks()
+	}
+	// Record the forwarded (span, parent) pairs of the traces that fit: one
+	// copy per trace whose spans are contiguous in the request, as they
+	// usually are, and one pass over the request for the others.
+	scattered := false
+	for ci := range sc.chunks {
+		c := &sc.chunks[ci]
+		if c.skip || c.slow {
+			continue
+		}
+		if c.contig {
+			c.st.ids = append(c.st.ids, sc.pairs[c.first:int(c.first)+c.n]...)
+		} else {
+			scattered = true
+		}
+	}
+	if scattered {
+		for i := range sc.spans {
+			if c := &sc.chunks[sc.spans[i].chunk]; !c.skip && !c.slow && !c.contig {
+				c.st.ids = append(c.st.ids, sc.pairs[i])
+			}
+		}
 	}
 	for ci := range sc.chunks {
 		c := &sc.chunks[ci]
@@ -268,8 +280,10 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 			continue
 		}
 		if !c.slow {
-			c.st.spans += c.n
-			c.st.bytes += c.bytes
+			st := c.st
+			st.mergeKept(&c.kept)
+			st.spans += c.n
+			st.bytes += c.bytes
 		} else {
 			l := ladder{cfg: g.cfg, limits: g.limits, sc: sc, c: c, st: c.st, tal: tal}
 			l.run()

@@ -52,10 +52,13 @@ type chunk struct {
 	st       *traceState
 	n        int
 	bytes    int64 // sum of spanCost
+	first    int32 // index of its first span
+	contig   bool  // its spans are sc.spans[first:first+n]
 	tooLarge bool
 	slow     bool    // goes through the ladder
 	skip     bool    // not tracked: no trace budget configured
 	order    []int32 // span indices, filled only when the chunk needs them
+	kept     keptNotes
 }
 
 // scan is one request, measured: every span's size and trace, grouped.
@@ -65,6 +68,7 @@ type scan struct {
 	scopes    []scopeRef
 	resources []resourceRef
 	chunks    []chunk
+	pairs     []idPair // each span's id and parent id, by span index
 	index     map[pcommon.TraceID]int32
 	removed   int // spans flagged removed
 	limits    limitResult
@@ -84,6 +88,7 @@ func (sc *scan) reset() {
 		sc.chunks[i] = chunk{}
 	}
 	sc.chunks = sc.chunks[:0]
+	sc.pairs = sc.pairs[:0]
 	clear(sc.index)
 	sc.removed = 0
 	sc.limits = limitResult{}
@@ -93,6 +98,9 @@ func (sc *scan) reset() {
 // every span first (span_limits.apply: always). A span that cannot fit in a
 // batch of maxBatch bytes even alone is flagged; the ladder applies the span
 // limits to it and drops it if it still does not fit.
+//
+// This is the one pass over every span that the common path makes: each
+// span's encoded size, its trace, ids and start time.
 func (sc *scan) measure(td ptrace.Traces, limits *spanLimits, maxBatch int64) {
 	sc.td = td
 	if sc.index == nil {
@@ -118,9 +126,10 @@ func (sc *scan) measure(td ptrace.Traces, limits *spanLimits, maxBatch int64) {
 				if limits != nil {
 					sc.limits.add(limits.apply(span))
 				}
-				size := marshaler.SpanSize(span)
+				size := spanSize(span)
+				cost := spanCost(size)
 				var flags uint8
-				if spanCost(size)+headers > maxBatch {
+				if cost+headers > maxBatch {
 					flags = flagTooLarge
 				}
 				tid := span.TraceID()
@@ -128,18 +137,22 @@ func (sc *scan) measure(td ptrace.Traces, limits *spanLimits, maxBatch int64) {
 					ci, ok := sc.index[tid]
 					if !ok {
 						ci = int32(len(sc.chunks))
-						sc.chunks = append(sc.chunks, chunk{tid: tid})
+						sc.chunks = append(sc.chunks, chunk{tid: tid, first: int32(len(sc.spans)), contig: true})
 						sc.index[tid] = ci
+					} else {
+						sc.chunks[ci].contig = false
 					}
 					last, lastTID = ci, tid
 				}
 				c := &sc.chunks[last]
 				c.n++
-				cost := spanCost(size)
 				c.bytes += cost
 				if flags&flagTooLarge != 0 {
 					c.tooLarge = true
 				}
+				p := idPair{id: sid(span.SpanID()), parent: sid(span.ParentSpanID())}
+				c.kept.note(p.id, p.parent, span.StartTimestamp())
+				sc.pairs = append(sc.pairs, p)
 				res.spans++
 				res.bytes += cost
 				sc.spans = append(sc.spans, spanRef{span: span, scope: si, chunk: last, size: int32(size), flags: flags})
