@@ -272,17 +272,21 @@ func pct(sorted []float64, q float64) float64 {
 
 // BenchmarkLiveVsLocust runs Locust (Debian's python3-locust, the locustfile
 // in testdata/locust, which streams and times each SSE event) and the live
-// receiver one after the other against the same mockllm process, each with
-// 64 users and no think time for the same duration. Requests are counted by
-// the mock (completed streams), CPU time is the generator's own (Locust:
-// its process less the interpreter's start-up; llm_loadgen: this process),
-// and TTFT error is client TTFT − the mock's ground truth per request.
+// receiver one after the other against the same mockllm process (its own
+// process, so neither generator is charged for it), for the same duration
+// and with no think time: Locust with 64 users (its highest throughput on
+// the 2-core machine: more users lower it), llm_loadgen with the same 64
+// users and with 256 (its highest throughput against the mock, which
+// becomes the bottleneck). Requests are counted by the mock (completed
+// streams), CPU time is the generator's own (Locust: its process less the
+// interpreter's start-up; llm_loadgen: this process), and TTFT error is
+// client TTFT − the mock's ground truth per request.
 func BenchmarkLiveVsLocust(b *testing.B) {
 	locust, err := exec.LookPath("locust")
 	if err != nil {
 		b.Skip("locust is not installed (apt-get install python3-locust); the anchor cannot run")
 	}
-	const users = 64
+	const users, maxUsers = 64, 256
 	run := 10 * time.Second
 	for i := 0; i < b.N; i++ {
 		url := startMockProcess(b, vsLocustMock...)
@@ -300,36 +304,46 @@ func BenchmarkLiveVsLocust(b *testing.B) {
 			b.Fatalf("locust: %v\n%s", err, out)
 		}
 		locustCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		locustSys := cmd.ProcessState.SystemTime()
 		locustDone := mockCompleted(b, url) - before
 		startup := exec.Command("/usr/bin/python3", "-c", "import locust.main")
 		_ = startup.Run()
 		locustCPU -= startup.ProcessState.UserTime() + startup.ProcessState.SystemTime()
+		locustSys -= startup.ProcessState.SystemTime()
 		locustMs := readLocustResults(b, results)
-
-		b.Logf("Locust: %d requests, %v CPU; running llm_loadgen", locustDone, locustCPU)
-		// llm_loadgen, same users and duration.
-		before = mockCompleted(b, url)
-		c0 := costSelf()
-		ours := runLoadgenClosed(b, url, users, run, chunkEventsFirst)
-		oc := costSelf().sub(c0)
-		oursCPU := oc.user + oc.sys
-		oursDone := mockCompleted(b, url) - before
-
 		le := compareTruth(b, url, locustMs, 500)
-		oe := compareTruth(b, url, ours, 500)
 		lPerCPU := float64(locustDone) / locustCPU.Seconds()
-		oPerCPU := float64(oursDone) / oursCPU.Seconds()
 		b.ReportMetric(float64(locustDone)/run.Seconds(), "locust_req/s")
-		b.ReportMetric(float64(oursDone)/run.Seconds(), "loadgen_req/s")
 		b.ReportMetric(1e3*locustCPU.Seconds()/float64(locustDone), "locust_cpu_ms/req")
-		b.ReportMetric(1e3*oursCPU.Seconds()/float64(oursDone), "loadgen_cpu_ms/req")
-		b.ReportMetric(1e3*oc.sys.Seconds()/float64(oursDone), "loadgen_sys_ms/req")
-		b.ReportMetric(float64(oc.reads)/float64(oursDone), "loadgen_reads/req")
-		b.ReportMetric(oPerCPU/lPerCPU, "req_per_cpu_s_ratio")
+		b.ReportMetric(1e3*locustSys.Seconds()/float64(locustDone), "locust_sys_ms/req")
+		b.ReportMetric(locustCPU.Seconds()/run.Seconds(), "locust_cores")
 		b.ReportMetric(1e3*pct(le.ttft, 0.5), "locust_ttft_err_p50_ms")
 		b.ReportMetric(1e3*pct(le.ttft, 0.99), "locust_ttft_err_p99_ms")
-		b.ReportMetric(1e3*pct(oe.ttft, 0.5), "loadgen_ttft_err_p50_ms")
-		b.ReportMetric(1e3*pct(oe.ttft, 0.99), "loadgen_ttft_err_p99_ms")
+		b.Logf("Locust: %d requests, %v CPU; running llm_loadgen", locustDone, locustCPU)
+
+		// llm_loadgen, same users and duration, then at its maximum.
+		for _, u := range []int{users, maxUsers} {
+			name := "loadgen"
+			if u != users {
+				name = fmt.Sprintf("loadgen%d", u)
+			}
+			before = mockCompleted(b, url)
+			c0 := costSelf()
+			ours := runLoadgenClosed(b, url, u, run, chunkEventsFirst)
+			oc := costSelf().sub(c0)
+			oursCPU := oc.user + oc.sys
+			oursDone := mockCompleted(b, url) - before
+			oe := compareTruth(b, url, ours, 500)
+			oPerCPU := float64(oursDone) / oursCPU.Seconds()
+			b.ReportMetric(float64(oursDone)/run.Seconds(), name+"_req/s")
+			b.ReportMetric(1e3*oursCPU.Seconds()/float64(oursDone), name+"_cpu_ms/req")
+			b.ReportMetric(1e3*oc.sys.Seconds()/float64(oursDone), name+"_sys_ms/req")
+			b.ReportMetric(oursCPU.Seconds()/run.Seconds(), name+"_cores")
+			b.ReportMetric(float64(oc.reads)/float64(oursDone), name+"_reads/req")
+			b.ReportMetric(oPerCPU/lPerCPU, name+"_req_per_cpu_s_ratio")
+			b.ReportMetric(1e3*pct(oe.ttft, 0.5), name+"_ttft_err_p50_ms")
+			b.ReportMetric(1e3*pct(oe.ttft, 0.99), name+"_ttft_err_p99_ms")
+		}
 	}
 }
 
@@ -339,11 +353,11 @@ func BenchmarkLiveVsLocust(b *testing.B) {
 var vsLocustMock = []string{"-ttft", "20ms", "-itl", "2ms", "-output-tokens", "32", "-output-jitter", "0", "-jitter", "0.2"}
 
 // BenchmarkLiveStreamCPU runs only the live receiver against a mockllm
-// process with the latency model of BenchmarkLiveVsLocust, for 64 and 256
+// process with the latency model of BenchmarkLiveVsLocust, for 64, 256 and 1,024
 // closed-loop users, and reports the generator's CPU time per request (user
-// and system) and its read system calls per request.
+// and system), its read system calls per request and its TTFT error.
 func BenchmarkLiveStreamCPU(b *testing.B) {
-	for _, users := range []int{64, 256} {
+	for _, users := range []int{64, 256, 1024} {
 		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
 			url := startMockProcess(b, vsLocustMock...)
 			run := 5 * time.Second
@@ -360,6 +374,9 @@ func BenchmarkLiveStreamCPU(b *testing.B) {
 				b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(done), "cpu_ms/req")
 				b.ReportMetric(1e3*c.sys.Seconds()/float64(done), "sys_ms/req")
 				b.ReportMetric(float64(c.reads)/float64(done), "reads/req")
+				st := compareTruth(b, url, ms, 300)
+				b.ReportMetric(1e3*pct(st.ttft, 0.5), "ttft_err_p50_ms")
+				b.ReportMetric(1e3*pct(st.ttft, 0.99), "ttft_err_p99_ms")
 			}
 		})
 	}
