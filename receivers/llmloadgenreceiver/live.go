@@ -70,7 +70,8 @@ type liveRunner struct {
 	// Sharding (shard.go): this process's part of the run's schedule.
 	plan     shardPlan
 	sched    *scheduleStats
-	step     int   // sweep step being scheduled
+	step     int       // sweep step being scheduled
+	readyAt  time.Time // arrivals scheduled before it (less skipSlack) are skipped
 	requests int64 // this shard's share of the run's request bound
 
 	// Sweep outcome, set before the run's results channel closes.
@@ -174,6 +175,7 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	r.outDone = make(chan struct{})
 	now := time.Now()
 	start := r.plan.begin(now)
+	r.readyAt = now
 	out := newLiveRenderer(r.lc, r.version, now)
 	out.plan = r.plan
 	out.reset(r.version)
@@ -250,7 +252,10 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 	o := r.plan.arrivals(a, r.step, src)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	begin := time.Now().Add(-skipSlack)
+	// Arrivals due before the runner could send them (a shard started after
+	// start_at, or a sweep step that began while the last one drained) are
+	// skipped; arrivals the scheduler merely wakes up late for are sent late.
+	begin := r.readyAt.Add(-skipSlack)
 	for {
 		t := o.next()
 		if math.IsInf(t, 1) || (duration > 0 && t >= duration.Seconds()) {

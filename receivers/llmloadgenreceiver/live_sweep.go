@@ -56,6 +56,9 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 			stepStart = r.plan.startAt.Add(time.Duration(k) * sw.StepDuration)
 		}
 		r.step = k
+		if k > 0 {
+			r.readyAt = time.Now()
+		}
 		r.runOpen(ctx, a, stepStart, sw.StepDuration)
 		// The step's verdict needs its requests' outcomes.
 		r.inflight.Wait()
