@@ -43,7 +43,7 @@ E2E_PKG := ./test/e2e/...
 # compiler's warnings about them out of every build and test log.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: tools build run test lint vet fmt unit fuzz-short fuzz e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
+.PHONY: tools build run test lint vet fmt unit fuzz-short fuzz soak e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
 
 ## tools: install the pinned ocb and helm into .tools/
 tools: $(OCB) $(HELM)
@@ -94,6 +94,7 @@ test: lint unit fuzz-short e2e deploy-test
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; `make test` runs each for 10s.
 FUZZTIME ?= 5m
+SOAK_MINUTES ?= 10
 
 fuzz-short:
 	scripts/fuzz.sh 10s
@@ -101,6 +102,10 @@ fuzz-short:
 ## fuzz: every fuzz target for FUZZTIME each (default 5m); failing inputs land under testdata/fuzz/
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
+
+## soak: the gateway under steady synthetic load for SOAK_MINUTES (default 10), sampling RSS and goroutines; fails on growth (not in make test)
+soak: build
+	OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) scripts/soak.sh $(SOAK_MINUTES)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '^$(DIST_DIR)/')
