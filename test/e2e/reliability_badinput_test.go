@@ -150,10 +150,17 @@ func TestReliabilityBadOTLPInput(t *testing.T) {
 			newBadSpan(ss, tid(5), 0, 9, "zero span id")
 		})},
 	}
+	var mustArrive []spanKey // spans under no budget pressure: each must reach the sink
 	for _, tc := range cases {
 		err := export(tc.td)
 		if err == nil {
 			accepted += tc.td.SpanCount()
+			if tc.td.SpanCount() < 50 {
+				spans := tc.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+				for i := 0; i < spans.Len(); i++ {
+					mustArrive = append(mustArrive, keyOf(spans.At(i)))
+				}
+			}
 		}
 		t.Logf("%s: %v", tc.name, err)
 		assert.True(t, err == nil || status.Code(err) == codes.InvalidArgument, "%s: %v", tc.name, err)
@@ -238,6 +245,10 @@ func TestReliabilityBadOTLPInput(t *testing.T) {
 	assert.Equal(t, float64(accepted), float64(c.Unique)+l.folded+l.dropped, "accepted = at the sink + folded + dropped")
 	assert.Zero(t, l.refused)
 	assert.Equal(t, 1, sink.Has(keyOf(good.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))))
+	require.Len(t, mustArrive, 6, "the UTF-8, huge-value, many-attribute and zero-id spans were all accepted")
+	for _, k := range mustArrive {
+		assert.Equal(t, 1, sink.Has(k), "span %x (invalid UTF-8, huge value, 10,000 attributes or zero ids) arrived once", k)
+	}
 	m := selfMetrics(t, col)
 	// A request that cannot be decoded carries no countable spans: the
 	// receiver's refused counters stay at zero and the client's error is the
