@@ -44,8 +44,13 @@ func textPart(s string) msgPart { return msgPart{Type: "text", Content: s, HasCo
 // rawJSON keeps s as JSON when it is a JSON value, else as a JSON string.
 func rawJSON(s string) json.RawMessage {
 	t := strings.TrimSpace(s)
-	if t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
-		return json.RawMessage(t)
+	if t != "" && (t[0] == '{' || t[0] == '[') {
+		// Compact validates as it goes: one pass instead of a validation
+		// now and a compaction when the value is written.
+		buf := bytes.NewBuffer(make([]byte, 0, len(t)))
+		if json.Compact(buf, []byte(t)) == nil {
+			return buf.Bytes()
+		}
 	}
 	return appendString(make([]byte, 0, len(s)+2), s)
 }

@@ -936,6 +936,21 @@ func (w *pendingWrite) srcIndex(s *scratch) int {
 	return s.index(w.src)
 }
 
+// dialectOf is dialectOfKey from the scan's classes for the item's keys.
+func (n *normalizer) dialectOf(s *scratch, k string) int {
+	i := s.index(k)
+	if i < 0 || i >= len(s.cls) {
+		return n.dialectOfKey(k)
+	}
+	switch c := &s.cls[i]; {
+	case c.kind == clsExact:
+		return c.ki.dialect
+	case c.p != nil:
+		return c.p.dialect
+	}
+	return n.dialectOfKey(k)
+}
+
 func (n *normalizer) dialectOfKey(k string) int {
 	if ki, ok := n.t.exact[k]; ok {
 		return ki.dialect
