@@ -4,7 +4,7 @@
 # closest thing to a no-op exporter in this distribution:
 #
 #   A: telemetrygen (pinned go install of contrib's cmd/telemetrygen) at full
-#      speed -> OTLP/gRPC -> otlp receiver -> batch -> debug
+#      speed -> OTLP (gRPC or HTTP) -> otlp receiver -> batch -> debug
 #   B: llm_loadgen (synthetic, as_fast_as_possible, chat) -> batch -> debug
 #
 # Spans are counted where they are delivered (the increase of the collector's
@@ -28,8 +28,9 @@
 #        TELEMETRYGEN_VERSION (default v0.161.0, see below),
 #        TELEMETRYGEN_CONFIGS: ';'-separated "flags|ENV=value ..." entries
 #          (default: the naive full-speed run with $(nproc) workers and the
-#          default batch of 100, and a tuned run with one worker, batches of
-#          8192 and a 65536-span queue).
+#          default batch of 100, and tuned runs with one worker, batches of
+#          8192 and a 65536-span queue, over gRPC and over HTTP; flags with
+#          --otlp-http go to the receiver's HTTP endpoint).
 set -euo pipefail
 
 secs=${1:-15}
@@ -45,7 +46,7 @@ version=${TELEMETRYGEN_VERSION:-v0.161.0}
 tools=$root/.tools/telemetrygen-$version
 tg=$tools/telemetrygen
 ncpu=$(nproc)
-configs=${TELEMETRYGEN_CONFIGS:-"--workers $ncpu --rate 0 --child-spans 1|;--workers 1 --rate 0 --child-spans 1 --batch-size 8192|OTEL_BSP_MAX_QUEUE_SIZE=65536"}
+configs=${TELEMETRYGEN_CONFIGS:-"--workers $ncpu --rate 0 --child-spans 1|;--workers 1 --rate 0 --child-spans 1 --batch-size 8192|OTEL_BSP_MAX_QUEUE_SIZE=65536;--otlp-http --workers 1 --rate 0 --child-spans 1 --batch-size 8192|OTEL_BSP_MAX_QUEUE_SIZE=65536"}
 
 [[ -x $bin ]] || { echo "collector binary $bin not found: run make build" >&2; exit 1; }
 
@@ -160,11 +161,13 @@ YAML
 } >"$work/b.yaml"
 
 # A: the otlp receiver, fed by telemetrygen.
-pa=$(free_port); og=$(free_port)
+pa=$(free_port); og=$(free_port); oh=$(free_port)
 { cat <<YAML
 receivers:
   otlp:
-    protocols: {grpc: {endpoint: 127.0.0.1:$og}}
+    protocols:
+      grpc: {endpoint: 127.0.0.1:$og}
+      http: {endpoint: 127.0.0.1:$oh}
 YAML
   common_service "$pa"
   cat <<YAML
@@ -185,8 +188,10 @@ for run in $(seq "$runs"); do
     flags=${cfgs[$i]%%|*}
     envs=""
     [[ ${cfgs[$i]} == *"|"* ]] && envs=${cfgs[$i]#*|}
+    endpoint=127.0.0.1:$og
+    [[ $flags == *--otlp-http* ]] && endpoint=127.0.0.1:$oh
     read -r as ac ag aw < <(measure "telemetrygen$i" "$work/a.yaml" "$pa" \
-      "$tg traces --otlp-insecure --otlp-endpoint 127.0.0.1:$og --duration ${secs}s $flags" "$envs")
+      "$tg traces --otlp-insecure --otlp-endpoint $endpoint --duration ${secs}s $flags" "$envs")
     report "telemetrygen $version [$i]" "$as" "$ac" "$ag" "$aw"
     echo "      flags: $flags${envs:+  env: $envs}"
     best=$(awk -v b="$best" -v s="$as" -v t="$(echo "$ac + $ag" | bc)" 'BEGIN {v = (t > 0 ? s/t : 0); print (v > b ? v : b)}')
