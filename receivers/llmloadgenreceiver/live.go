@@ -72,7 +72,7 @@ type liveRunner struct {
 	sched    *scheduleStats
 	step     int       // sweep step being scheduled
 	readyAt  time.Time // arrivals scheduled before it (less skipSlack) are skipped
-	requests int64 // this shard's share of the run's request bound
+	requests int64     // this shard's share of the run's request bound
 
 	// Sweep outcome, set before the run's results channel closes.
 	sweepKnee      float64

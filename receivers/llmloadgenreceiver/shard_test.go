@@ -2,15 +2,19 @@ package llmloadgenreceiver
 
 import (
 	"math"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
 func intp(i int) *int { return &i }
@@ -295,4 +299,43 @@ func TestLiveLateShardSkipsInsteadOfBursting(t *testing.T) {
 	_, skipped, _ := scheduleMetric(run.metrics.AllMetrics())
 	assert.GreaterOrEqual(t, skipped, int64(18), "the missed second is counted")
 	assert.EqualValues(t, 39, int64(len(spans))+skipped, "every arrival is either sent or counted as skipped")
+}
+
+func TestLoadShardConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config_shard.yaml"))
+	require.NoError(t, err)
+	load := func(name string) *Config {
+		sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+		require.NoError(t, err)
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, sub.Unmarshal(cfg))
+		return cfg
+	}
+	t.Setenv(envJobCompletionIndex, "")
+
+	cfg := load("sharded")
+	require.NoError(t, cfg.Validate())
+	assert.Equal(t, "vllm-8b-20261129-a", cfg.RunID)
+	assert.Equal(t, "2026-11-29T21:00:00Z", cfg.StartAt)
+	require.NotNil(t, cfg.Shard.Index)
+	assert.Equal(t, ShardConfig{Index: intp(2), Count: 4}, cfg.Shard)
+	assert.Equal(t, 1, createDefaultConfig().(*Config).Shard.Count, "unsharded by default")
+
+	cfg = load("sharded_from_job")
+	assert.Nil(t, cfg.Shard.Index)
+	err = cfg.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "shard.index: not set and JOB_COMPLETION_INDEX is not in the environment")
+	t.Setenv(envJobCompletionIndex, "3")
+	require.NoError(t, cfg.Validate())
+	p, err := newShardPlan(cfg, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.index)
+	assert.Equal(t, time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC), p.startAt.UTC())
+
+	err = load("sharded_bad").Validate()
+	require.Error(t, err)
+	for _, want := range []string{"shard.index: 4 is out of range", `start_at: "21:00" is not an RFC 3339 time`, "run_id: required when shard.count > 1"} {
+		assert.Contains(t, err.Error(), want)
+	}
 }
