@@ -410,9 +410,12 @@ func readLocustResults(b *testing.B, path string) []measured {
 func BenchmarkLiveErrorAt1000Streams(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		url := startMockProcess(b, "-ttft", "200ms", "-itl", "50ms", "-output-tokens", "40", "-output-jitter", "0", "-jitter", "0.2")
+		c0 := costSelf()
 		ms := runLoadgenClosed(b, url, 1000, 8*time.Second, chunkEventsAll)
+		c := costSelf().sub(c0)
 		st := compareTruth(b, url, ms, 1000)
 		b.ReportMetric(float64(len(ms)), "requests")
+		b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(len(ms)), "cpu_ms/req")
 		b.ReportMetric(1e3*pct(st.ttft, 0.5), "ttft_err_p50_ms")
 		b.ReportMetric(1e3*pct(st.ttft, 0.99), "ttft_err_p99_ms")
 		b.ReportMetric(1e3*pct(st.itl, 0.5), "itl_err_p50_ms")
