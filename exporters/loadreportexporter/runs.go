@@ -214,6 +214,12 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 		if err := e.writeReport(ctx, j.dir, j.r, final); err != nil {
 			errs = append(errs, err)
 		}
+		// With runs, a main report without requests (the gateway's own
+		// metrics, say) does not gate: its NO_DATA verdict says nothing
+		// about a run.
+		if j.r.RunID == "" && len(jobs) > 1 && j.r.Total.Requests == 0 {
+			continue
+		}
 		if worst == nil || worse(j.r.Verdict, worst.Verdict) {
 			worst = j.r
 		}

@@ -218,6 +218,25 @@ func TestOneReportPerRun(t *testing.T) {
 	_, err = os.Stat(filepath.Join(cfg.Directory, "report.json"))
 	assert.True(t, os.IsNotExist(err), "no main report when every request belongs to a run")
 
+	// Data without a run id and without requests (here a GPU gauge) gets the
+	// main report, but its NO_DATA verdict does not gate the runs'.
+	cfg3 := testConfig(t)
+	cfg3.Exit.OnVerdict = "fail"
+	e3, err := newReportExporter(cfg3, componenttest.NewNopTelemetrySettings())
+	require.NoError(t, err)
+	require.NoError(t, e3.start(bg, componenttest.NewNopHost()))
+	require.NoError(t, e3.consumeTraces(bg, shardRun("run-c", 0, 1, 20, 0, 100*time.Millisecond)))
+	gpu := pmetric.NewMetrics()
+	g := gpu.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	g.SetName("hw.gpu.utilization")
+	dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetDoubleValue(0.5)
+	dp.SetTimestamp(ptsOf(t0))
+	require.NoError(t, e3.consumeMetrics(bg, gpu))
+	require.NoError(t, e3.shutdown(bg), "the run passes; the main report's NO_DATA does not fail the gate")
+	assert.EqualValues(t, 20, read(filepath.Join(cfg3.Directory, "run-run-c")).Total.Requests)
+	assert.EqualValues(t, 0, read(cfg3.Directory).Total.Requests)
+
 	// Without run ids, the report stays in the directory itself.
 	cfg2 := testConfig(t)
 	e2, err := newReportExporter(cfg2, componenttest.NewNopTelemetrySettings())
