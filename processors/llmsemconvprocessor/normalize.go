@@ -96,12 +96,12 @@ type scratch struct {
 	// Filled by the scan, by attribute index: the keys and what the table
 	// knows about each, so that every key is looked up once per item.
 	keys []string
-	cls  []keyClass
+	cls  []*keyClass
 	// Originals to remove, by attribute index: consumed ones (removed when
 	// remove_originals is set) and forced ones (content policy).
 	remove, force []uint64
 	vals          []pcommon.Value // attribute values by index, for moves
-	classes       map[string]keyClass
+	classes       map[string]*keyClass
 }
 
 func (s *scratch) reset() {
@@ -285,16 +285,16 @@ const maxClassCache = 4096
 
 // class is classify through the scratch's cache: attribute keys repeat
 // from span to span, so most keys cost one map lookup.
-func (s *scratch) class(t *table, k string) keyClass {
+func (s *scratch) class(t *table, k string) *keyClass {
 	if c, ok := s.classes[k]; ok {
 		return c
 	}
 	c := t.classify(k)
 	if s.classes == nil || len(s.classes) >= maxClassCache {
-		s.classes = make(map[string]keyClass, 64)
+		s.classes = make(map[string]*keyClass, 64)
 	}
-	s.classes[k] = c
-	return c
+	s.classes[k] = &c
+	return &c
 }
 
 // scanItem is the read-only first pass: it records every key and its
@@ -555,7 +555,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 	i := -1
 	it.attrs.Range(func(k string, v pcommon.Value) bool {
 		i++
-		cl := &s.cls[i]
+		cl := s.cls[i]
 		switch cl.kind {
 		case clsOwn, clsOfficial:
 			return true
@@ -942,7 +942,7 @@ func (n *normalizer) dialectOf(s *scratch, k string) int {
 	if i < 0 || i >= len(s.cls) {
 		return n.dialectOfKey(k)
 	}
-	switch c := &s.cls[i]; {
+	switch c := s.cls[i]; {
 	case c.kind == clsExact:
 		return c.ki.dialect
 	case c.p != nil:
