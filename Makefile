@@ -146,7 +146,7 @@ bench-go: locust
 # bench/ottl), and llm_loadgen vs telemetrygen through the built collector.
 bench-anchors: build
 	bench/ottl/compare.sh 3 2000x
-	receivers/llmloadgenreceiver/scripts/compare-telemetrygen.sh 15
+	receivers/llmloadgenreceiver/scripts/compare-telemetrygen.sh 15 3
 
 ## locust: install Debian's Locust when missing (the live-mode benchmark runs it against mockllm)
 locust:
