@@ -100,6 +100,7 @@ type scratch struct {
 	// Originals to remove, by attribute index: consumed ones (removed when
 	// remove_originals is set) and forced ones (content policy).
 	remove, force []uint64
+	kept          []uint64        // consumed originals a conflict may still keep
 	vals          []pcommon.Value // attribute values by index, for moves
 	classes       map[string]*keyClass
 }
@@ -823,6 +824,7 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 			s.vals = append(s.vals, v)
 			return true
 		})
+		n.markKept(it, s, sc)
 	}
 	// Winners first, so that losers compare with the value that stays.
 	for i := range s.writes {
@@ -852,17 +854,83 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 	return changed
 }
 
-// put writes a winner. When its source is an original that goes away, the
-// source's value is moved to the target and set there, which reuses its
-// storage instead of allocating.
+// markKept marks in s.kept the originals that a conflict may still keep:
+// the sources of writes that will be settled against a value on the item
+// (losers, targets already present, targets that an alternative may fill,
+// untracked targets). Only the other consumed originals lend their values.
+func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
+	s.kept = resetBits(s.kept, len(s.remove))
+	anyAlt := false
+	for i := range s.writes {
+		anyAlt = anyAlt || s.writes[i].alt != ""
+	}
+	for i := range s.writes {
+		w := &s.writes[i]
+		risky := w.tid < 0 || s.best[w.tid] != int32(i)
+		if !risky && !n.cfg.Overwrite {
+			_, risky = n.lookup(it.attrs, w.tid, w.target, sc)
+		}
+		if !risky && anyAlt {
+			for j := range s.writes {
+				if s.writes[j].alt == w.target {
+					risky = true
+					break
+				}
+			}
+		}
+		if !risky {
+			continue
+		}
+		if w.src != "" {
+			setBit(s.kept, w.srcIndex(s))
+		}
+		for _, k := range w.srcKeys {
+			setBit(s.kept, s.index(k))
+		}
+	}
+}
+
+// put writes a winner. When one of its sources is an original that goes
+// away, that original's value is moved to the target and set there, which
+// reuses its storage instead of allocating: a renamed attribute moves its
+// own value; messages, provider pairs and JSON fields take the value of
+// one of their consumed sources of the same type.
 func (n *normalizer) put(it *item, s *scratch, w *pendingWrite) {
-	if w.movable && w.srcIdx >= 0 && w.srcIdx < len(s.vals) && w.v.kind != typeStringArray && !s.skipped(w.src) {
-		dst := it.attrs.PutEmpty(w.target)
-		s.vals[w.srcIdx].MoveTo(dst)
-		w.v.set(dst)
-		return
+	if len(s.vals) > 0 && w.v.kind != typeStringArray {
+		j := -1
+		if w.movable && w.srcIdx >= 0 && w.srcIdx < len(s.vals) && !s.skipped(w.src) {
+			j = w.srcIdx
+		} else {
+			j = s.donor(w)
+		}
+		if j >= 0 {
+			dst := it.attrs.PutEmpty(w.target)
+			s.vals[j].MoveTo(dst)
+			w.v.set(dst)
+			return
+		}
 	}
 	w.v.put(it.attrs, w.target)
+}
+
+// donor finds a source of w that is removed once w is written and holds
+// a value of the type w writes, -1 when there is none.
+func (s *scratch) donor(w *pendingWrite) int {
+	want := w.v.valueType()
+	ok := func(j int) bool {
+		return j >= 0 && j < len(s.vals) && !hasBit(s.kept, j) && s.vals[j].Type() == want
+	}
+	if w.src != "" && !s.skipped(w.src) {
+		if j := w.srcIndex(s); ok(j) {
+			return j
+		}
+	}
+	for _, k := range w.srcKeys {
+		if j := s.index(k); ok(j) {
+			return j
+		}
+	}
+	return -1
 }
 
 // lookup finds an attribute, using the scan's presence bits for official names.

@@ -349,3 +349,41 @@ func TestRemovedOriginalsByIndex(t *testing.T) {
 	assert.Equal(t, "m-1", got["gen_ai.response.model"])
 	assert.NotContains(t, got, "llm.model_name")
 }
+
+// TestLentValuesOnlyFromRemovedOriginals: originals whose value could be
+// lent to a new attribute keep their value when a conflict keeps them.
+func TestLentValuesOnlyFromRemovedOriginals(t *testing.T) {
+	n, err := newNormalizer(createDefaultConfig().(*Config))
+	require.NoError(t, err)
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName("ChatCompletion")
+	a := sp.Attributes()
+	a.PutStr("openinference.span.kind", "LLM")
+	a.PutStr("llm.invocation_parameters", `{"model": "m-2", "temperature": 0.7}`)
+	a.PutDouble("gen_ai.request.temperature", 0.1) // disagrees: the JSON stays
+	a.PutStr("llm.input_messages.0.message.role", "user")
+	a.PutStr("llm.input_messages.0.message.content", "hello")
+	a.PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"other"}]}]`) // disagrees
+	a.PutStr("llm.output_messages.0.message.role", "assistant")
+	a.PutStr("llm.output_messages.0.message.content", "hi")
+	a.PutStr("llm.provider", "openai")
+	a.PutStr("llm.system", "openai")
+	it := item{attrs: a, span: sp, isSpan: true, name: sp.Name()}
+	n.process(&it, newBatchStats(len(n.t.dialects)))
+	got := a.AsRaw()
+	// Kept as conflicts, with their values intact.
+	assert.JSONEq(t, `{"model": "m-2", "temperature": 0.7}`, got["llm.invocation_parameters"].(string))
+	assert.Equal(t, "user", got["llm.input_messages.0.message.role"])
+	assert.Equal(t, "hello", got["llm.input_messages.0.message.content"])
+	assert.Equal(t, 0.1, got["gen_ai.request.temperature"])
+	assert.JSONEq(t, `[{"role":"user","parts":[{"type":"text","content":"other"}]}]`, got["gen_ai.input.messages"].(string))
+	// Written from originals that went away.
+	assert.Equal(t, "m-2", got["gen_ai.request.model"])
+	assert.JSONEq(t, `[{"role":"assistant","parts":[{"type":"text","content":"hi"}],"finish_reason":"stop"}]`, got["gen_ai.output.messages"].(string))
+	assert.Equal(t, "openai", got["gen_ai.provider.name"])
+	for _, k := range []string{"llm.output_messages.0.message.role", "llm.output_messages.0.message.content", "llm.provider", "llm.system"} {
+		assert.NotContains(t, got, k)
+	}
+	assert.ElementsMatch(t, []any{"llm.invocation_parameters", "llm.input_messages.0.message.content", "llm.input_messages.0.message.role"}, got[attrConflicts])
+}

@@ -39,6 +39,21 @@ func (v val) put(m pcommon.Map, k string) {
 	}
 }
 
+// valueType is the pcommon type put or set writes.
+func (v val) valueType() pcommon.ValueType {
+	switch v.kind {
+	case typeInt:
+		return pcommon.ValueTypeInt
+	case typeDouble, typeISOTimeSinceStart:
+		return pcommon.ValueTypeDouble
+	case typeBool:
+		return pcommon.ValueTypeBool
+	case typeStringArray:
+		return pcommon.ValueTypeSlice
+	}
+	return pcommon.ValueTypeStr
+}
+
 // set stores a scalar value in v (string arrays are written by put).
 func (v val) set(p pcommon.Value) {
 	switch v.kind {
