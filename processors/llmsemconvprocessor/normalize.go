@@ -102,6 +102,7 @@ type scratch struct {
 	remove, force []uint64
 	kept          []uint64        // consumed originals a conflict may still keep
 	vals          []pcommon.Value // attribute values by index, for moves
+	lend          int             // next index lendStr looks at
 	classes       map[string]*keyClass
 }
 
@@ -120,7 +121,7 @@ func (s *scratch) reset() {
 	s.remove = resetBits(s.remove, n)
 	s.force = resetBits(s.force, n)
 	clear(s.vals)
-	s.vals = s.vals[:0]
+	s.vals, s.lend = s.vals[:0], 0
 }
 
 func resetBits(b []uint64, n int) []uint64 {
@@ -663,6 +664,19 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 	for _, r := range totals {
 		n.checkTotal(it, r, s, st)
 	}
+	// The annotations are written before the originals go, so that they
+	// can take the storage of removed string values (the removal set is
+	// final once the writes are settled).
+	if n.cfg.Annotate && !it.noAnnotate {
+		if d >= 0 {
+			v := it.attrs.PutEmpty(attrDialect)
+			s.lendStr(v)
+			v.SetStr(t.dialects[d].name)
+			changed = true
+		}
+		putList(it.attrs, attrUnmapped, s.unmapped, s)
+		putList(it.attrs, attrConflicts, s.conflicts, s)
+	}
 	if rm := n.removals(s); rm {
 		// One compaction pass; RemoveIf visits the entries in order, so the
 		// visit count is the attribute index of the scan (entries added
@@ -674,18 +688,24 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 		})
 		changed = true
 	}
-	if n.cfg.Annotate && !it.noAnnotate {
-		if d >= 0 {
-			it.attrs.PutStr(attrDialect, t.dialects[d].name)
-			changed = true
-		}
-		putList(it.attrs, attrUnmapped, s.unmapped)
-		putList(it.attrs, attrConflicts, s.conflicts)
-	}
 	return changed || len(s.writes) > 0
 }
 
-func putList(m pcommon.Map, k string, list []string) {
+// lendStr moves the value of a string original that is about to be removed
+// into v, whose SetStr then reuses its storage. Only originals whose
+// removal is final may lend: call it once the writes are settled.
+func (s *scratch) lendStr(v pcommon.Value) {
+	for ; s.lend < len(s.vals); s.lend++ {
+		j := s.lend
+		if (hasBit(s.remove, j) || hasBit(s.force, j)) && s.vals[j].Type() == pcommon.ValueTypeStr {
+			s.vals[j].MoveTo(v)
+			s.lend++
+			return
+		}
+	}
+}
+
+func putList(m pcommon.Map, k string, list []string, s *scratch) {
 	if len(list) == 0 {
 		return
 	}
@@ -693,7 +713,9 @@ func putList(m pcommon.Map, k string, list []string) {
 	sl := m.PutEmptySlice(k)
 	sl.EnsureCapacity(len(list))
 	for _, e := range list {
-		sl.AppendEmpty().SetStr(e)
+		v := sl.AppendEmpty()
+		s.lendStr(v)
+		v.SetStr(e)
 	}
 }
 
