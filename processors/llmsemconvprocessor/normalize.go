@@ -2,9 +2,11 @@ package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/proces
 
 import (
 	"encoding/json"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -104,6 +106,7 @@ type scratch struct {
 	vals          []pcommon.Value // attribute values by index, for moves
 	lend          int             // next index lendStr looks at
 	classes       map[string]*keyClass
+	slot          *scratchSlot // the slot holding this scratch; nil for pooled ones
 }
 
 func (s *scratch) reset() {
@@ -218,6 +221,19 @@ type normalizer struct {
 	prices  *priceTable
 	firstEv map[string]bool
 	pool    sync.Pool
+
+	// slots hold one long-lived scratch each (with its cache of key
+	// classes), so that batches do not depend on sync.Pool, which drops its
+	// items at every GC (and at random under the race detector); pool is
+	// the fallback when every slot is busy.
+	slots []scratchSlot
+	next  atomic.Uint32
+}
+
+type scratchSlot struct {
+	mu sync.Mutex
+	s  *scratch
+	_  [40]byte // keep slots on separate cache lines
 }
 
 func newNormalizer(cfg *Config) (*normalizer, error) {
@@ -233,14 +249,17 @@ func newNormalizer(cfg *Config) (*normalizer, error) {
 	for _, e := range cfg.Derive.FirstChunkEvents {
 		n.firstEv[e] = true
 	}
-	n.pool.New = func() any {
-		s := &scratch{best: make([]int32, len(t.names))}
-		for i := range s.best {
-			s.best[i] = -1
-		}
-		return s
-	}
+	n.pool.New = func() any { return n.newScratch() }
+	n.slots = make([]scratchSlot, min(max(runtime.GOMAXPROCS(0), 2), 64))
 	return n, nil
+}
+
+func (n *normalizer) newScratch() *scratch {
+	s := &scratch{best: make([]int32, len(n.t.names))}
+	for i := range s.best {
+		s.best[i] = -1
+	}
+	return s
 }
 
 // classify finds what the table knows about key k.
@@ -387,9 +406,30 @@ func (n *normalizer) process(it *item, st *batchStats) {
 	n.putScratch(s)
 }
 
-func (n *normalizer) getScratch() *scratch { return n.pool.Get().(*scratch) }
+// getScratch takes a free slot's scratch, or one from the pool when all
+// slots are busy; putScratch gives it back.
+func (n *normalizer) getScratch() *scratch {
+	start := int(n.next.Add(1))
+	for k := range n.slots {
+		sl := &n.slots[(start+k)%len(n.slots)]
+		if sl.mu.TryLock() {
+			if sl.s == nil {
+				sl.s = n.newScratch()
+				sl.s.slot = sl
+			}
+			return sl.s
+		}
+	}
+	return n.pool.Get().(*scratch)
+}
 
-func (n *normalizer) putScratch(s *scratch) { n.pool.Put(s) }
+func (n *normalizer) putScratch(s *scratch) {
+	if s.slot != nil {
+		s.slot.mu.Unlock()
+		return
+	}
+	n.pool.Put(s)
+}
 
 // processWith is process with the caller's scratch.
 func (n *normalizer) processWith(it *item, st *batchStats, s *scratch) {
