@@ -18,6 +18,13 @@ const (
 	// SemconvAttrOriginalSizePrefix prefixes the original size in bytes of a
 	// content attribute the content policy truncated, redacted or hashed.
 	SemconvAttrOriginalSizePrefix = "otelcol_llm.semconv.original_size."
+	// SemconvAttrInvalidPrefix prefixes an official attribute whose value is
+	// not in the convention's format and could not be rebuilt (e.g.
+	// gen_ai.tool.definitions that is not JSON), moved out of the official name.
+	SemconvAttrInvalidPrefix = "otelcol_llm.semconv.invalid."
+	// SemconvAttrWrappedText lists the official message attributes that held
+	// plain text rather than JSON and were rebuilt as one text message.
+	SemconvAttrWrappedText = "otelcol_llm.semconv.wrapped_text"
 
 	// SemconvAttrTimePerOutputToken is (duration - time to first chunk) /
 	// (output tokens - 1), in seconds.

@@ -107,6 +107,7 @@ type scratch struct {
 	lend          int             // next index lendStr looks at
 	classes       map[string]*keyClass
 	slot          *scratchSlot // the slot holding this scratch; nil for pooled ones
+	textJSON      []byte       // fixPlainContent's buffer
 }
 
 func (s *scratch) reset() {
@@ -445,6 +446,9 @@ func (n *normalizer) processWith(it *item, st *batchStats, s *scratch) {
 	if it.isSpan && n.finishSpan(it, d, s) {
 		changed = true
 	}
+	if n.fixPlainContent(it, d, s, st) {
+		changed = true
+	}
 	if n.policy.apply(it.attrs, st) {
 		changed = true
 	}
@@ -469,7 +473,9 @@ func (n *normalizer) processEventAttrs(it *item, st *batchStats, s *scratch) {
 	}
 	s.reset()
 	it.noAnnotate = true
-	n.mapAttributes(it, n.detect(&sc), s, st, &sc)
+	d := n.detect(&sc)
+	n.mapAttributes(it, d, s, st, &sc)
+	n.fixPlainContent(it, d, s, st)
 	n.policy.apply(it.attrs, st)
 }
 
