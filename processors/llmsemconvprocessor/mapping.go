@@ -239,6 +239,8 @@ type table struct {
 	ids      map[string]int
 	names    []string
 	nTracked int
+	// jsonIDs are the ids of the official JSON attributes, in jsonKeys order.
+	jsonIDs [len(jsonKeys)]int
 }
 
 // id interns a target name; only called while compiling.
@@ -329,6 +331,9 @@ func compileTable(raw []byte, target string, enabled []string) (*table, error) {
 	t.nTracked = len(t.names)
 	for _, n := range []string{attrOperationName, attrProviderName, attrInputMessages, attrOutputMsgs, attrSystemInstr, attrToolDefs, attrFinishReasons} {
 		t.intern(n)
+	}
+	for g, k := range jsonKeys {
+		t.jsonIDs[g] = t.intern(k)
 	}
 	for _, o := range y.Official {
 		if strings.HasPrefix(o, attrUsagePrefix) {

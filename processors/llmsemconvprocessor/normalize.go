@@ -80,6 +80,9 @@ type pendingWrite struct {
 	// movable: src is a plain rule's attribute that feeds this write only,
 	// so its value can be moved to the target instead of copied.
 	movable bool
+	// validJSON: v is JSON this processor wrote (rebuilt messages), which
+	// fixPlainContent need not validate again.
+	validJSON bool
 }
 
 // scratch is the per-item working memory, reused through a pool (one
@@ -108,6 +111,9 @@ type scratch struct {
 	classes       map[string]*keyClass
 	slot          *scratchSlot // the slot holding this scratch; nil for pooled ones
 	textJSON      []byte       // fixPlainContent's buffer
+	// Official JSON attributes (jsonKeys order) written on the item: by a
+	// write of JSON built here (valid) or of a value from elsewhere (raw).
+	jsonValid, jsonRaw uint8
 }
 
 func (s *scratch) reset() {
@@ -126,6 +132,23 @@ func (s *scratch) reset() {
 	s.force = resetBits(s.force, n)
 	clear(s.vals)
 	s.vals, s.lend = s.vals[:0], 0
+	s.jsonValid, s.jsonRaw = 0, 0
+}
+
+// noteJSON records a write to one of the official JSON attributes.
+func (s *scratch) noteJSON(t *table, tid int, valid bool) {
+	for g, id := range t.jsonIDs {
+		if id == tid && tid >= 0 {
+			if valid {
+				s.jsonValid |= 1 << g
+				s.jsonRaw &^= 1 << g
+			} else {
+				s.jsonRaw |= 1 << g
+				s.jsonValid &^= 1 << g
+			}
+			return
+		}
+	}
 }
 
 func resetBits(b []uint64, n int) []uint64 {
@@ -446,7 +469,7 @@ func (n *normalizer) processWith(it *item, st *batchStats, s *scratch) {
 	if it.isSpan && n.finishSpan(it, d, s) {
 		changed = true
 	}
-	if n.fixPlainContent(it, d, s, st) {
+	if n.fixPlainContent(it, d, s, st, &sc) {
 		changed = true
 	}
 	if n.policy.apply(it.attrs, st) {
@@ -475,7 +498,7 @@ func (n *normalizer) processEventAttrs(it *item, st *batchStats, s *scratch) {
 	it.noAnnotate = true
 	d := n.detect(&sc)
 	n.mapAttributes(it, d, s, st, &sc)
-	n.fixPlainContent(it, d, s, st)
+	n.fixPlainContent(it, d, s, st, &sc)
 	n.policy.apply(it.attrs, st)
 }
 
@@ -964,6 +987,7 @@ func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
 // own value; messages, provider pairs and JSON fields take the value of
 // one of their consumed sources of the same type.
 func (n *normalizer) put(it *item, s *scratch, w *pendingWrite) {
+	s.noteJSON(n.t, w.tid, w.validJSON)
 	if len(s.vals) > 0 && w.v.kind != typeStringArray {
 		j := -1
 		if w.movable && w.srcIdx >= 0 && w.srcIdx < len(s.vals) && !s.skipped(w.src) {
@@ -1017,6 +1041,7 @@ func (n *normalizer) settle(it *item, s *scratch, st *batchStats, w *pendingWrit
 		st.attr(w.dialect, attrMapped)
 	case w.alt != "" && !hasKey(it.attrs, w.alt):
 		w.v.put(it.attrs, w.alt)
+		s.noteJSON(n.t, w.altID, false)
 		n.consumeWrite(s, w)
 		st.attr(w.dialect, attrMapped)
 		*changed = true

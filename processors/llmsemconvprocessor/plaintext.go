@@ -8,6 +8,9 @@ import (
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
+// jsonKeys are the official attributes whose value must be JSON.
+var jsonKeys = [...]string{attrInputMessages, attrOutputMsgs, attrSystemInstr, attrToolDefs}
+
 const (
 	attrInvalidPrefix = genai.SemconvAttrInvalidPrefix
 	attrWrappedText   = genai.SemconvAttrWrappedText
@@ -24,11 +27,20 @@ const (
 // otelcol_llm.semconv.invalid.gen_ai.tool.definitions. Both count as
 // invalid_value. It runs before the content policy, which then polices the
 // rebuilt value like any other.
-func (n *normalizer) fixPlainContent(it *item, d int, s *scratch, st *batchStats) bool {
+//
+// Only values that came from elsewhere are checked: attributes that were on
+// the item when it was scanned or written from a foreign value, not the
+// messages this processor rebuilt.
+func (n *normalizer) fixPlainContent(it *item, d int, s *scratch, st *batchStats, sc *scan) bool {
 	attrs := it.attrs
 	var wrapped []string
 	moved := false
-	for _, k := range [...]string{attrInputMessages, attrOutputMsgs, attrSystemInstr, attrToolDefs} {
+	for g, k := range jsonKeys {
+		id := n.t.jsonIDs[g]
+		present := id < n.t.nTracked && sc.present[id>>6]&(1<<(id&63)) != 0
+		if s.jsonValid&(1<<g) != 0 || !present && s.jsonRaw&(1<<g) == 0 {
+			continue
+		}
 		v, ok := attrs.Get(k)
 		if !ok || v.Type() != pcommon.ValueTypeStr || json.Valid([]byte(v.Str())) {
 			continue
