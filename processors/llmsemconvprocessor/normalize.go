@@ -2,6 +2,7 @@ package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/proces
 
 import (
 	"encoding/json"
+	"math/bits"
 	"runtime"
 	"sort"
 	"strings"
@@ -106,6 +107,7 @@ type scratch struct {
 	// remove_originals is set) and forced ones (content policy).
 	remove, force []uint64
 	kept          []uint64        // consumed originals a conflict may still keep
+	free          []uint64        // originals removed whatever happens: storage any write may take
 	vals          []pcommon.Value // attribute values by index, for moves
 	lend          int             // next index lendStr looks at
 	classes       map[string]*keyClass
@@ -951,9 +953,17 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 // untracked targets). Only the other consumed originals lend their values.
 func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
 	s.kept = resetBits(s.kept, len(s.remove))
+	s.free = resetBits(s.free, len(s.remove))
+	// Targets some write may fill as its alternative (by target id).
+	var altTargets [maxTargetIDs / 64]uint64
 	anyAlt := false
 	for i := range s.writes {
-		anyAlt = anyAlt || s.writes[i].alt != ""
+		if w := &s.writes[i]; w.alt != "" {
+			anyAlt = true
+			if w.altID >= 0 && w.altID < maxTargetIDs {
+				altTargets[w.altID>>6] |= 1 << (w.altID & 63)
+			}
+		}
 	}
 	for i := range s.writes {
 		w := &s.writes[i]
@@ -962,14 +972,27 @@ func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
 			_, risky = n.lookup(it.attrs, w.tid, w.target, sc)
 		}
 		if !risky && anyAlt {
-			for j := range s.writes {
-				if s.writes[j].alt == w.target {
-					risky = true
-					break
+			if w.tid < maxTargetIDs {
+				risky = altTargets[w.tid>>6]&(1<<(w.tid&63)) != 0
+			} else {
+				for j := range s.writes {
+					if s.writes[j].alt == w.target {
+						risky = true
+						break
+					}
 				}
 			}
 		}
 		if !risky {
+			// Sources whose value the write does not move itself are
+			// removed once it is written: any other write may take their
+			// storage.
+			if w.src != "" && !w.movable && !s.skipped(w.src) {
+				setBit(s.free, w.srcIndex(s))
+			}
+			for _, k := range w.srcKeys {
+				setBit(s.free, s.index(k))
+			}
 			continue
 		}
 		if w.src != "" {
@@ -979,6 +1002,10 @@ func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
 			setBit(s.kept, s.index(k))
 		}
 	}
+	for i := range s.free {
+		s.free[i] |= s.remove[i] | s.force[i] // ignored and policed originals
+		s.free[i] &^= s.kept[i]
+	}
 }
 
 // put writes a winner. When one of its sources is an original that goes
@@ -987,7 +1014,12 @@ func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
 // own value; messages, provider pairs and JSON fields take the value of
 // one of their consumed sources of the same type.
 func (n *normalizer) put(it *item, s *scratch, w *pendingWrite) {
-	s.noteJSON(n.t, w.tid, w.validJSON)
+	n.putTo(it, s, w, w.target, w.tid)
+}
+
+// putTo is put to target (the write's own or its alternative).
+func (n *normalizer) putTo(it *item, s *scratch, w *pendingWrite, target string, tid int) {
+	s.noteJSON(n.t, tid, w.validJSON)
 	if len(s.vals) > 0 && w.v.kind != typeStringArray {
 		j := -1
 		if w.movable && w.srcIdx >= 0 && w.srcIdx < len(s.vals) && !s.skipped(w.src) {
@@ -996,13 +1028,14 @@ func (n *normalizer) put(it *item, s *scratch, w *pendingWrite) {
 			j = s.donor(w)
 		}
 		if j >= 0 {
-			dst := it.attrs.PutEmpty(w.target)
+			dst := it.attrs.PutEmpty(target)
 			s.vals[j].MoveTo(dst)
+			clearBit(s.free, j)
 			w.v.set(dst)
 			return
 		}
 	}
-	w.v.put(it.attrs, w.target)
+	w.v.put(it.attrs, target)
 }
 
 // donor finds a source of w that is removed once w is written and holds
@@ -1020,6 +1053,16 @@ func (s *scratch) donor(w *pendingWrite) int {
 	for _, k := range w.srcKeys {
 		if j := s.index(k); ok(j) {
 			return j
+		}
+	}
+	// Any other original that goes away whatever happens (s.free).
+	for wi, word := range s.free {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			if j := wi<<6 | b; j < len(s.vals) && s.vals[j].Type() == want {
+				return j
+			}
 		}
 	}
 	return -1
@@ -1040,8 +1083,12 @@ func (n *normalizer) settle(it *item, s *scratch, st *batchStats, w *pendingWrit
 		n.consumeWrite(s, w)
 		st.attr(w.dialect, attrMapped)
 	case w.alt != "" && !hasKey(it.attrs, w.alt):
-		w.v.put(it.attrs, w.alt)
-		s.noteJSON(n.t, w.altID, false)
+		// The source goes with this write: it can lend its own value.
+		if w.movable {
+			clearBit(s.kept, w.srcIndex(s))
+		}
+		w.validJSON = false
+		n.putTo(it, s, w, w.alt, w.altID)
 		n.consumeWrite(s, w)
 		st.attr(w.dialect, attrMapped)
 		*changed = true
