@@ -4,7 +4,10 @@
 # (processors/llmsemconvprocessor/testdata/bench/*.json). The two run in
 # alternating rounds so that both see the same machine load; the median
 # ns/span of each input is reported with the ratio and CPU-seconds per
-# million spans (one core: ns/span * 1e6 / 1e9).
+# million spans (one core: ns/span * 1e6 / 1e9). A last row puts the OTTL
+# figure next to the pdata floor of the typical OpenInference span: what any
+# implementation on pdata's public API spends to produce llm_semconv's output
+# once every decision is made.
 #
 # Usage: bench/ottl/compare.sh [rounds] [benchtime]   (defaults: 5, 2000x)
 set -euo pipefail
@@ -20,8 +23,12 @@ trap 'rm -rf "$out"' EXIT
 go test -c -o "$out/ottl.test" .
 
 for r in $(seq 1 "$rounds"); do
-  (cd "$root/processors/llmsemconvprocessor" && "$out/semconv.test" -test.run '^$' -test.bench "BenchmarkNormalize/($inputs)\$" -test.benchtime "$benchtime" -test.benchmem) \
-    | awk '/^BenchmarkNormalize\//' >> "$out/semconv.txt"
+  (cd "$root/processors/llmsemconvprocessor" && "$out/semconv.test" -test.run '^$' -test.bench "BenchmarkNormalize/($inputs)\$|BenchmarkTypicalPdataFloor\$" -test.benchtime "$benchtime" -test.benchmem) \
+    > "$out/round.txt"
+  awk '/^BenchmarkNormalize\//' "$out/round.txt" >> "$out/semconv.txt"
+  # The floor: the same output as llm_semconv for openinference_typical with
+  # every decision made in advance (pdata work only).
+  awk '/^BenchmarkTypicalPdataFloor/ { sub(/^BenchmarkTypicalPdataFloor(-[0-9]+)?/, "BenchmarkNormalize/openinference_typical"); print }' "$out/round.txt" >> "$out/floor.txt"
   "$out/ottl.test" -test.run '^$' -test.bench "BenchmarkOTTL/($inputs)\$" -test.benchtime "$benchtime" -test.benchmem \
     | awk '/^BenchmarkOTTL\//' >> "$out/ottl.txt"
 done
@@ -45,3 +52,7 @@ for name in ${inputs//|/ }; do
   oa=$(allocs "$out/ottl.txt" "$name")
   awk -v n="$name" -v s="$s" -v o="$o" -v sa="$sa" -v oa="$oa" 'BEGIN { printf "| %s | %.0f | %.1f | %.0f | %.1f | %.2f | %.2f | %.1fx |\n", n, s, sa, o, oa, s / 1000, o / 1000, o / s }'
 done
+f=$(median "$out/floor.txt" openinference_typical)
+fa=$(allocs "$out/floor.txt" openinference_typical)
+o=$(median "$out/ottl.txt" openinference_typical)
+awk -v f="$f" -v fa="$fa" -v o="$o" 'BEGIN { printf "| openinference_typical, pdata floor (BenchmarkTypicalPdataFloor: same output, every decision made in advance) | %.0f | %.1f | %.0f | | %.2f | %.2f | %.1fx |\n", f, fa, o, f / 1000, o / 1000, o / f }'

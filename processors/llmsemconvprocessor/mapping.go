@@ -119,6 +119,7 @@ type rule struct {
 	trimAfter string
 	priority  int
 	totalOf   []string
+	totalIDs  []int // target ids of totalOf
 	ignore    bool
 }
 
@@ -241,6 +242,8 @@ type table struct {
 	nTracked int
 	// jsonIDs are the ids of the official JSON attributes, in jsonKeys order.
 	jsonIDs [len(jsonKeys)]int
+	// jsonGroup is, by target id, the index in jsonKeys, -1 for others.
+	jsonGroup []int8
 }
 
 // id interns a target name; only called while compiling.
@@ -514,6 +517,13 @@ func compileTable(raw []byte, target string, enabled []string) (*table, error) {
 		sort.SliceStable(list, func(i, j int) bool { return len(list[i].prefix) > len(list[j].prefix) })
 		t.prefixes[seg] = list
 	}
+	t.jsonGroup = make([]int8, len(t.names))
+	for i := range t.jsonGroup {
+		t.jsonGroup[i] = -1
+	}
+	for g, id := range t.jsonIDs {
+		t.jsonGroup[id] = int8(g)
+	}
 	return t, nil
 }
 
@@ -562,6 +572,7 @@ func (t *table) compileRule(d *dialect, key string, yr yamlRule) (*rule, error) 
 	}
 	for i, n := range r.totalOf {
 		r.totalOf[i] = t.targetName(n)
+		r.totalIDs = append(r.totalIDs, t.intern(r.totalOf[i]))
 	}
 	if r.to == "" && r.on == nil && r.totalOf == nil && !r.ignore {
 		return nil, fmt.Errorf("mapping table: %s: a rule needs to, on, total_of or ignore", key)

@@ -108,6 +108,7 @@ type scratch struct {
 	remove, force []uint64
 	kept          []uint64        // consumed originals a conflict may still keep
 	free          []uint64        // originals removed whatever happens: storage any write may take
+	totals        []totalRef      // total rules found on the item
 	vals          []pcommon.Value // attribute values by index, for moves
 	lend          int             // next index lendStr looks at
 	classes       map[string]*keyClass
@@ -139,17 +140,16 @@ func (s *scratch) reset() {
 
 // noteJSON records a write to one of the official JSON attributes.
 func (s *scratch) noteJSON(t *table, tid int, valid bool) {
-	for g, id := range t.jsonIDs {
-		if id == tid && tid >= 0 {
-			if valid {
-				s.jsonValid |= 1 << g
-				s.jsonRaw &^= 1 << g
-			} else {
-				s.jsonRaw |= 1 << g
-				s.jsonValid &^= 1 << g
-			}
-			return
-		}
+	if tid < 0 || tid >= len(t.jsonGroup) || t.jsonGroup[tid] < 0 {
+		return
+	}
+	g := t.jsonGroup[tid]
+	if valid {
+		s.jsonValid |= 1 << g
+		s.jsonRaw &^= 1 << g
+	} else {
+		s.jsonRaw |= 1 << g
+		s.jsonValid &^= 1 << g
 	}
 }
 
@@ -185,6 +185,12 @@ func (s *scratch) index(k string) int {
 		}
 	}
 	return -1
+}
+
+// totalRef is a total rule found on an item, with its attribute index.
+type totalRef struct {
+	r   *rule
+	idx int
 }
 
 // keyClass is what the table knows about one attribute key.
@@ -624,7 +630,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 			}
 		}
 	}
-	var totals []*rule
+	s.totals = s.totals[:0]
 	i := -1
 	it.attrs.Range(func(k string, v pcommon.Value) bool {
 		i++
@@ -641,7 +647,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 				}
 				r := ki.rule
 				if r.totalOf != nil {
-					totals = append(totals, r)
+					s.totals = append(s.totals, totalRef{r: r, idx: i})
 					return true
 				}
 				if r.ignore {
@@ -732,8 +738,8 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 		}
 	}
 	changed := n.applyWrites(it, s, st, sc)
-	for _, r := range totals {
-		n.checkTotal(it, r, s, st)
+	for _, tr := range s.totals {
+		n.checkTotal(it, tr, s, st, sc)
 	}
 	// The annotations are written before the originals go, so that they
 	// can take the storage of removed string values (the removal set is
@@ -1173,17 +1179,30 @@ func (n *normalizer) dialectOfKey(k string) int {
 
 // checkTotal drops a foreign total when it equals the sum of its parts, and
 // keeps and reports it otherwise.
-func (n *normalizer) checkTotal(it *item, r *rule, s *scratch, st *batchStats) {
-	tv, _ := it.attrs.Get(r.key)
-	total, ok := toInt(rawOf(tv))
+func (n *normalizer) checkTotal(it *item, tr totalRef, s *scratch, st *batchStats, sc *scan) {
+	r := tr.r
+	var tv pcommon.Value
+	if tr.idx < len(s.vals) {
+		tv = s.vals[tr.idx]
+	} else {
+		tv, _ = it.attrs.Get(r.key)
+	}
+	total, ok := intOf(tv)
 	var sum int64
-	for _, p := range r.totalOf {
+	for pi, p := range r.totalOf {
+		// A part this pass wrote: its value is the winning write's.
+		if tid := r.totalIDs[pi]; tid >= 0 && tid < n.t.nTracked && sc.present[tid>>6]&(1<<(tid&63)) == 0 {
+			if b := s.best[tid]; b >= 0 && s.writes[b].v.kind == typeInt {
+				sum += s.writes[b].v.i
+				continue
+			}
+		}
 		pv, found := it.attrs.Get(p)
 		if !found {
 			ok = false
 			break
 		}
-		x, good := toInt(rawOf(pv))
+		x, good := intOf(pv)
 		ok = ok && good
 		sum += x
 	}

@@ -240,6 +240,19 @@ func (r *rule) convert(x any, start pcommon.Timestamp) (val, bool) {
 	return val{kind: typeString, s: r.mapValue(s)}, true
 }
 
+// intOf is toInt(rawOf(v)) without boxing the value.
+func intOf(v pcommon.Value) (int64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int(), true
+	case pcommon.ValueTypeDouble:
+		return toInt(v.Double())
+	case pcommon.ValueTypeStr:
+		return intFromString(v.Str())
+	}
+	return 0, false
+}
+
 func toInt(x any) (int64, bool) {
 	switch t := x.(type) {
 	case int64:
