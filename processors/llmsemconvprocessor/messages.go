@@ -563,6 +563,7 @@ type msgBuilder struct {
 	tools   []toolDef
 	arena   []msgPart // parts of indexed messages
 	finish  []string
+	chat    chatJSONReader
 }
 
 type exactMsg struct {
@@ -635,6 +636,8 @@ func (b *msgBuilder) build(finish []string, mapFinish func(string) string) built
 	clear(b.tools)
 	clear(b.arena)
 	sys, tools, arena := b.sys[:0], b.tools[:0], b.arena[:0]
+	clear(b.chat.arena)
+	b.chat.arena = b.chat.arena[:0]
 	inOrder, outOrder, toolOrder := -1, -1, -1
 	take := func(cur *int, order int) bool {
 		if *cur == -1 || order == *cur {
@@ -710,7 +713,10 @@ func (b *msgBuilder) build(finish []string, mapFinish func(string) string) built
 		default:
 			var msgs []message
 			var s []msgPart
-			msgs, s, ok = messagesFromJSON(e.value, dir)
+			var handled bool
+			if msgs, s, handled = b.chat.read(e.value, dir); !handled {
+				msgs, s, ok = messagesFromJSON(e.value, dir)
+			}
 			if !ok && e.src.layout == layoutTextOrChatJSON && e.value != "" {
 				msgs, ok = []message{{Role: defaultRole(dir), Parts: []msgPart{textPart(e.value)}}}, true
 			}
