@@ -1,7 +1,9 @@
 package llmsemconvprocessor
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,4 +42,18 @@ func FuzzScanObject(f *testing.F) {
 			require.Len(t, got, len(want))
 		}
 	})
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	inputs := []string{"", "plain ascii text that is long enough", "tab\there", `quote " and \ backslash in a long line`,
+		"ctrl \x01\x1f end of a long string", "caf\u00e9 \U0001F600 unicode after eight", "bad \xff\xfe utf8 12345678",
+		"line\u2028sep\u2029 tail tail", "<html> & 'single' 0123456789abcdef", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f",
+		"12345678\"", "1234567\\", "abcdefg\x00", strings.Repeat("x", 63) + "\n"}
+	for _, s := range inputs {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		require.Equal(t, strings.TrimSuffix(buf.String(), "\n"), string(appendString(nil, s)), "%q", s)
+	}
 }

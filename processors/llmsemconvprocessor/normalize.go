@@ -103,6 +103,7 @@ type scratch struct {
 	// knows about each, so that every key is looked up once per item.
 	keys []string
 	cls  []*keyClass
+	hint int // where index starts looking
 	// Originals to remove, by attribute index: consumed ones (removed when
 	// remove_originals is set) and forced ones (content policy).
 	remove, force []uint64
@@ -179,8 +180,16 @@ func hasBit(b []uint64, i int) bool { return i>>6 < len(b) && b[i>>6]&(1<<(i&63)
 // index returns the attribute index of key k as seen by the scan, -1 when
 // the item has no such key.
 func (s *scratch) index(k string) int {
-	for i, x := range s.keys {
-		if x == k {
+	// Keys are mostly asked for in scan order (the sources of one message
+	// write, for instance): start after the last one found.
+	n := len(s.keys)
+	for j := 0; j < n; j++ {
+		i := s.hint + j
+		if i >= n {
+			i -= n
+		}
+		if s.keys[i] == k {
+			s.hint = i + 1
 			return i
 		}
 	}
@@ -354,7 +363,7 @@ func (s *scratch) class(t *table, k string) *keyClass {
 // class in s. It allocates nothing once s has seen the item's keys.
 func (n *normalizer) scanItem(it *item, sc *scan, s *scratch) {
 	t := n.t
-	s.keys, s.cls = s.keys[:0], s.cls[:0]
+	s.keys, s.cls, s.hint = s.keys[:0], s.cls[:0], 0
 	it.attrs.Range(func(k string, _ pcommon.Value) bool {
 		s.keys = append(s.keys, k)
 		c := s.class(t, k)
