@@ -160,7 +160,8 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 		s.unmapped = append(s.unmapped, k)
 		st.attr(n.dialectOfKey(k), attrInvalid)
 	}
-	add := func(target, value string, keys []string) {
+	add := func(g int, value string, keys []string) {
+		target, tid := jsonKeys[g], n.t.jsonIDs[g]
 		if value == "" {
 			return
 		}
@@ -182,17 +183,17 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 		if len(src) > 0 {
 			dl = n.dialectOf(s, src[0])
 		}
-		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(target), dialect: dl, target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src, altID: -1, srcIdx: -1, validJSON: true})
+		s.writes = append(s.writes, pendingWrite{tid: tid, dialect: dl, target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src, altID: -1, srcIdx: -1, validJSON: true})
 		for range src[min(1, len(src)):] {
 			st.attr(dl, attrMapped)
 		}
 	}
-	add(attrInputMessages, b.input, b.inputKeys)
-	add(attrSystemInstr, b.system, nil)
-	add(attrOutputMsgs, b.output, b.outputKeys)
-	add(attrToolDefs, b.tools, b.toolKeys)
+	add(0, b.input, b.inputKeys) // jsonKeys order
+	add(2, b.system, nil)
+	add(1, b.output, b.outputKeys)
+	add(3, b.tools, b.toolKeys)
 	if len(b.finishReasons) > 0 && len(finish) == 0 {
-		s.writes = append(s.writes, pendingWrite{tid: n.t.targetID(attrFinishReasons), dialect: -1, target: attrFinishReasons, v: val{kind: typeStringArray, arr: b.finishReasons}, priority: 50, altID: -1, srcIdx: -1})
+		s.writes = append(s.writes, pendingWrite{tid: n.t.finishID, dialect: -1, target: attrFinishReasons, v: val{kind: typeStringArray, arr: b.finishReasons}, priority: 50, altID: -1, srcIdx: -1})
 	}
 	// Per-message events that went into the messages are removed with the originals.
 	if n.cfg.RemoveOriginals && it.isSpan && it.span.Events().Len() > 0 {
@@ -208,22 +209,60 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 	}
 }
 
+// spanFacts are the official attributes finishSpan reads, found in one pass
+// over the attributes instead of one search each.
+type spanFacts struct {
+	op, model, ttfc, outTok     pcommon.Value
+	hasOp, hasModel, hasTTFC    bool
+	hasOutTok, hasTPOT, hasRate bool
+}
+
+func (f *spanFacts) gather(attrs pcommon.Map) {
+	// The first of duplicate keys counts, as with Map.Get.
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		switch k {
+		case attrOperationName:
+			if !f.hasOp {
+				f.op, f.hasOp = v, true
+			}
+		case attrRequestModel:
+			if !f.hasModel {
+				f.model, f.hasModel = v, true
+			}
+		case attrTTFC:
+			if !f.hasTTFC {
+				f.ttfc, f.hasTTFC = v, true
+			}
+		case attrUsageOutput:
+			if !f.hasOutTok {
+				f.outTok, f.hasOutTok = v, true
+			}
+		case attrTimePerOutToken:
+			f.hasTPOT = true
+		case attrOutTokensPerSec:
+			f.hasRate = true
+		}
+		return true
+	})
+}
+
 // finishSpan fixes the span name and kind and derives timing and cost.
 func (n *normalizer) finishSpan(it *item, d int, s *scratch) bool {
 	changed := false
 	attrs := it.attrs
-	opV, ok := attrs.Get(attrOperationName)
-	if !ok {
+	var f spanFacts
+	f.gather(attrs)
+	if !f.hasOp {
 		return false
 	}
-	op := opV.Str()
+	op := f.op.Str()
 	inference := isInference(op)
 	foreign := d >= 0 && d != n.t.legacyIdx
 	if inference && (foreign || d == n.t.legacyIdx && !isOfficialName(it.name, op)) {
 		if n.cfg.Span.Rename {
 			name := op
-			if m, ok := attrs.Get(attrRequestModel); ok && m.Str() != "" {
-				name = op + " " + m.Str()
+			if f.hasModel && f.model.Str() != "" {
+				name = op + " " + f.model.Str()
 			}
 			if name != it.name {
 				if !n.cfg.RemoveOriginals {
@@ -241,7 +280,7 @@ func (n *normalizer) finishSpan(it *item, d int, s *scratch) bool {
 	if !inference {
 		return changed
 	}
-	if n.cfg.Derive.Timing && op != "embeddings" && n.deriveTiming(it) {
+	if n.cfg.Derive.Timing && op != "embeddings" && n.deriveTiming(it, &f) {
 		changed = true
 	}
 	if n.prices.enabled() && n.deriveCost(attrs) {
@@ -255,8 +294,8 @@ func isOfficialName(name, op string) bool {
 	return name == op || strings.HasPrefix(name, op+" ")
 }
 
-func (n *normalizer) putIfAbsent(m pcommon.Map, k string, v float64) bool {
-	if _, ok := m.Get(k); ok && !n.cfg.Overwrite {
+func (n *normalizer) putIfAbsent(m pcommon.Map, k string, v float64, present bool) bool {
+	if present && !n.cfg.Overwrite {
 		return false
 	}
 	m.PutDouble(k, v)
@@ -265,13 +304,13 @@ func (n *normalizer) putIfAbsent(m pcommon.Map, k string, v float64) bool {
 
 // deriveTiming sets time to first chunk from a first-chunk event when it is
 // missing, then time per output token and output tokens per second.
-func (n *normalizer) deriveTiming(it *item) bool {
+func (n *normalizer) deriveTiming(it *item, f *spanFacts) bool {
 	attrs := it.attrs
 	changed := false
 	start, end := it.span.StartTimestamp(), it.span.EndTimestamp()
 	ttfc, hasTTFC := 0.0, false
-	if v, ok := attrs.Get(attrTTFC); ok {
-		ttfc, hasTTFC = toFloat(rawOf(v))
+	if f.hasTTFC {
+		ttfc, hasTTFC = floatOf(f.ttfc)
 	} else if len(n.firstEv) > 0 && start > 0 {
 		evs := it.span.Events()
 		first := pcommon.Timestamp(0)
@@ -287,11 +326,10 @@ func (n *normalizer) deriveTiming(it *item) bool {
 			changed = true
 		}
 	}
-	outV, ok := attrs.Get(attrUsageOutput)
-	if !ok || end <= start || start == 0 {
+	if !f.hasOutTok || end <= start || start == 0 {
 		return changed
 	}
-	out, ok := toInt(rawOf(outV))
+	out, ok := intOf(f.outTok)
 	if !ok || out <= 0 {
 		return changed
 	}
@@ -299,11 +337,11 @@ func (n *normalizer) deriveTiming(it *item) bool {
 	decode := dur
 	if hasTTFC && ttfc >= 0 && ttfc < dur {
 		decode = dur - ttfc
-		if out > 1 && n.putIfAbsent(attrs, attrTimePerOutToken, decode/float64(out-1)) {
+		if out > 1 && n.putIfAbsent(attrs, attrTimePerOutToken, decode/float64(out-1), f.hasTPOT) {
 			changed = true
 		}
 	}
-	if decode > 0 && n.putIfAbsent(attrs, attrOutTokensPerSec, float64(out)/decode) {
+	if decode > 0 && n.putIfAbsent(attrs, attrOutTokensPerSec, float64(out)/decode, f.hasRate) {
 		changed = true
 	}
 	return changed

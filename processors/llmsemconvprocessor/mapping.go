@@ -111,7 +111,7 @@ type rule struct {
 	toID      int
 	alt       string // target used when `to` already holds a different value
 	altID     int
-	on        map[string]string
+	on        map[string]onTarget
 	typ       attrType
 	values    map[string]string
 	scale     float64
@@ -244,6 +244,8 @@ type table struct {
 	jsonIDs [len(jsonKeys)]int
 	// jsonGroup is, by target id, the index in jsonKeys, -1 for others.
 	jsonGroup []int8
+	// ids of targets the normalizer writes by name
+	opID, providerID, finishID int
 }
 
 // id interns a target name; only called while compiling.
@@ -517,6 +519,7 @@ func compileTable(raw []byte, target string, enabled []string) (*table, error) {
 		sort.SliceStable(list, func(i, j int) bool { return len(list[i].prefix) > len(list[j].prefix) })
 		t.prefixes[seg] = list
 	}
+	t.opID, t.providerID, t.finishID = t.targetID(attrOperationName), t.targetID(attrProviderName), t.targetID(attrFinishReasons)
 	t.jsonGroup = make([]int8, len(t.names))
 	for i := range t.jsonGroup {
 		t.jsonGroup[i] = -1
@@ -560,14 +563,14 @@ func (t *table) compileRule(d *dialect, key string, yr yamlRule) (*rule, error) 
 		r.divisor = math.Round(1 / r.scale)
 	}
 	if len(yr.On) > 0 {
-		r.on = map[string]string{}
+		r.on = map[string]onTarget{}
 		for op, to := range yr.On {
 			if to == targetIgnore {
-				r.on[op] = targetIgnore
+				r.on[op] = onTarget{to: targetIgnore, id: -1}
 				continue
 			}
-			r.on[op] = t.targetName(to)
-			t.intern(r.on[op])
+			name := t.targetName(to)
+			r.on[op] = onTarget{to: name, id: t.intern(name)}
 		}
 	}
 	for i, n := range r.totalOf {
@@ -578,6 +581,12 @@ func (t *table) compileRule(d *dialect, key string, yr yamlRule) (*rule, error) 
 		return nil, fmt.Errorf("mapping table: %s: a rule needs to, on, total_of or ignore", key)
 	}
 	return r, nil
+}
+
+// onTarget is a rule's target for one operation, with its interned id.
+type onTarget struct {
+	to string
+	id int
 }
 
 // targetName turns a canonical (v1.41) name into the name of the table's target.

@@ -620,7 +620,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 	op := n.operation(it, d, hadOp)
 	wrapper := n.isWrapper(it, d)
 	if op != "" && !hadOp && !wrapper {
-		s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrOperationName), dialect: d, target: attrOperationName, v: val{s: op}, priority: 0, srcIdx: -1})
+		s.writes = append(s.writes, pendingWrite{tid: t.opID, dialect: d, target: attrOperationName, v: val{s: op}, priority: 0, srcIdx: -1})
 	} else if hadOp {
 		if fixed, ok := t.values["operation"][lowerASCII(op)]; ok && fixed != op {
 			it.attrs.PutStr(attrOperationName, fixed)
@@ -634,7 +634,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 		b, okB := it.attrs.Get(dl.pairAttrs[1])
 		if okA && okB {
 			if p, ok := lookupPair(dl.pairValues, a.AsString(), b.AsString()); ok {
-				s.writes = append(s.writes, pendingWrite{tid: t.targetID(attrProviderName), dialect: d, target: attrProviderName, v: val{s: p}, priority: 0, srcIdx: -1, srcKeys: dl.pairAttrs[:2:2]})
+				s.writes = append(s.writes, pendingWrite{tid: t.providerID, dialect: d, target: attrProviderName, v: val{s: p}, priority: 0, srcIdx: -1, srcKeys: dl.pairAttrs[:2:2]})
 				s.skip = append(s.skip, dl.pairAttrs[0], dl.pairAttrs[1])
 			}
 		}
@@ -664,9 +664,10 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 					st.attr(r.dialect, attrMapped)
 					return true
 				}
-				target := r.to
+				target, tid := r.to, r.toID
 				if r.on != nil {
-					target = r.on[op]
+					o := r.on[op]
+					target, tid = o.to, o.id
 				}
 				if target == targetIgnore {
 					setBit(s.remove, i)
@@ -683,10 +684,6 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 					s.unmapped = append(s.unmapped, k)
 					st.attr(r.dialect, attrInvalid)
 					return true
-				}
-				tid := r.toID
-				if r.on != nil {
-					tid = t.targetID(target)
 				}
 				s.writes = append(s.writes, pendingWrite{tid: tid, dialect: r.dialect, target: target, v: cv, priority: r.priority, src: k, srcIdx: i, movable: true, alt: r.alt, altID: r.altID})
 			case ki.json != nil:

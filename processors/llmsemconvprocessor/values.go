@@ -246,9 +246,25 @@ func intOf(v pcommon.Value) (int64, bool) {
 	case pcommon.ValueTypeInt:
 		return v.Int(), true
 	case pcommon.ValueTypeDouble:
-		return toInt(v.Double())
+		if d := v.Double(); d == math.Trunc(d) && math.Abs(d) < 1<<53 {
+			return int64(d), true
+		}
 	case pcommon.ValueTypeStr:
 		return intFromString(v.Str())
+	}
+	return 0, false
+}
+
+// floatOf is toFloat(rawOf(v)) without boxing the value.
+func floatOf(v pcommon.Value) (float64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		d := v.Double()
+		return d, !math.IsNaN(d) && !math.IsInf(d, 0)
+	case pcommon.ValueTypeInt:
+		return float64(v.Int()), true
+	case pcommon.ValueTypeStr:
+		return floatFromString(v.Str())
 	}
 	return 0, false
 }

@@ -1,0 +1,30 @@
+package llmsemconvprocessor
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func TestIntOfFloatOfMatchBoxedConversions(t *testing.T) {
+	vals := []pcommon.Value{
+		pcommon.NewValueInt(1200), pcommon.NewValueInt(-3), pcommon.NewValueDouble(14), pcommon.NewValueDouble(1.5),
+		pcommon.NewValueDouble(math.NaN()), pcommon.NewValueDouble(math.Inf(1)), pcommon.NewValueDouble(1 << 60),
+		pcommon.NewValueStr("42"), pcommon.NewValueStr("0.25"), pcommon.NewValueStr("x"), pcommon.NewValueBool(true),
+		pcommon.NewValueEmpty(), pcommon.NewValueMap(), pcommon.NewValueSlice(),
+	}
+	for _, v := range vals {
+		wi, wok := toInt(rawOf(v))
+		gi, gok := intOf(v)
+		require.Equal(t, wok, gok, "int ok %s", v.AsString())
+		require.Equal(t, wi, gi, "int %s", v.AsString())
+		wf, wfok := toFloat(rawOf(v))
+		gf, gfok := floatOf(v)
+		require.Equal(t, wfok, gfok, "float ok %s", v.AsString())
+		if wfok {
+			require.Equal(t, wf, gf, "float %s", v.AsString())
+		}
+	}
+}
