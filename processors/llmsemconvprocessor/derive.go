@@ -183,7 +183,7 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 		if len(src) > 0 {
 			dl = n.dialectOf(s, src[0])
 		}
-		s.writes = append(s.writes, pendingWrite{tid: tid, dialect: dl, target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src, altID: -1, srcIdx: -1, validJSON: true})
+		s.writes = append(s.writes, pendingWrite{tid: tid, dialect: dl, target: target, v: val{s: value}, priority: defaultPriority, srcKeys: src, srcKeyIx: s.indexes(src), altID: -1, srcIdx: -1, validJSON: true})
 		for range src[min(1, len(src)):] {
 			st.attr(dl, attrMapped)
 		}

@@ -78,6 +78,7 @@ type pendingWrite struct {
 	src      string // foreign key, "" for derived values
 	srcIdx   int    // attribute index of src; -1 when unknown or none
 	srcKeys  []string
+	srcKeyIx []int32 // attribute indices of srcKeys (-1: not on the item)
 	// movable: src is a plain rule's attribute that feeds this write only,
 	// so its value can be moved to the target instead of copied.
 	movable bool
@@ -103,7 +104,8 @@ type scratch struct {
 	// knows about each, so that every key is looked up once per item.
 	keys []string
 	cls  []*keyClass
-	hint int // where index starts looking
+	hint int     // where index starts looking
+	ixs  []int32 // storage of the writes' srcKeyIx
 	// Originals to remove, by attribute index: consumed ones (removed when
 	// remove_originals is set) and forced ones (content policy).
 	remove, force []uint64
@@ -137,6 +139,17 @@ func (s *scratch) reset() {
 	clear(s.vals)
 	s.vals, s.lend = s.vals[:0], 0
 	s.jsonValid, s.jsonRaw = 0, 0
+	s.ixs = s.ixs[:0]
+}
+
+// indexes returns the attribute indices of keys (-1 for a key not on the
+// item), carved from the scratch's storage.
+func (s *scratch) indexes(keys []string) []int32 {
+	start := len(s.ixs)
+	for _, k := range keys {
+		s.ixs = append(s.ixs, int32(s.index(k)))
+	}
+	return s.ixs[start:len(s.ixs):len(s.ixs)]
 }
 
 // noteJSON records a write to one of the official JSON attributes.
@@ -634,7 +647,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 		b, okB := it.attrs.Get(dl.pairAttrs[1])
 		if okA && okB {
 			if p, ok := lookupPair(dl.pairValues, a.AsString(), b.AsString()); ok {
-				s.writes = append(s.writes, pendingWrite{tid: t.providerID, dialect: d, target: attrProviderName, v: val{s: p}, priority: 0, srcIdx: -1, srcKeys: dl.pairAttrs[:2:2]})
+				s.writes = append(s.writes, pendingWrite{tid: t.providerID, dialect: d, target: attrProviderName, v: val{s: p}, priority: 0, srcIdx: -1, srcKeys: dl.pairAttrs[:2:2], srcKeyIx: s.indexes(dl.pairAttrs[:2:2])})
 				s.skip = append(s.skip, dl.pairAttrs[0], dl.pairAttrs[1])
 			}
 		}
@@ -1002,16 +1015,16 @@ func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
 			if w.src != "" && !w.movable && !s.skipped(w.src) {
 				setBit(s.free, w.srcIndex(s))
 			}
-			for _, k := range w.srcKeys {
-				setBit(s.free, s.index(k))
+			for _, j := range w.srcKeyIx {
+				setBit(s.free, int(j))
 			}
 			continue
 		}
 		if w.src != "" {
 			setBit(s.kept, w.srcIndex(s))
 		}
-		for _, k := range w.srcKeys {
-			setBit(s.kept, s.index(k))
+		for _, j := range w.srcKeyIx {
+			setBit(s.kept, int(j))
 		}
 	}
 	for i := range s.free {
@@ -1062,9 +1075,9 @@ func (s *scratch) donor(w *pendingWrite) int {
 			return j
 		}
 	}
-	for _, k := range w.srcKeys {
-		if j := s.index(k); ok(j) {
-			return j
+	for _, j := range w.srcKeyIx {
+		if ok(int(j)) {
+			return int(j)
 		}
 	}
 	// Any other original that goes away whatever happens (s.free).
@@ -1134,8 +1147,8 @@ func (n *normalizer) conflict(s *scratch, w *pendingWrite, st *batchStats, dl in
 	if w.src != "" {
 		clearBit(s.remove, w.srcIndex(s))
 	}
-	for _, k := range w.srcKeys {
-		clearBit(s.remove, s.index(k))
+	for _, j := range w.srcKeyIx {
+		clearBit(s.remove, int(j))
 	}
 }
 
@@ -1143,8 +1156,8 @@ func (n *normalizer) consumeWrite(s *scratch, w *pendingWrite) {
 	if w.src != "" && !s.skipped(w.src) {
 		setBit(s.remove, w.srcIndex(s))
 	}
-	for _, k := range w.srcKeys {
-		setBit(s.remove, s.index(k))
+	for _, j := range w.srcKeyIx {
+		setBit(s.remove, int(j))
 	}
 }
 
