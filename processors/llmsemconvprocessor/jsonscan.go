@@ -33,6 +33,16 @@ func scanObject(s string, fn func(key string, value any)) bool {
 // value's JSON text ('"' string, 't', 'f', 'n', '{', '[', else a number);
 // text is the decoded string for strings and the JSON text otherwise.
 func scanMembers(s string, fn func(key string, kind byte, text string)) bool {
+	return scanMembersIn(s, false, fn)
+}
+
+// scanValidMembers is scanMembers for a document already known to be valid
+// JSON: nested objects and arrays are skipped without validating them again.
+func scanValidMembers(s string, fn func(key string, kind byte, text string)) bool {
+	return scanMembersIn(s, true, fn)
+}
+
+func scanMembersIn(s string, valid bool, fn func(key string, kind byte, text string)) bool {
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return false
@@ -54,7 +64,7 @@ func scanMembers(s string, fn func(key string, kind byte, text string)) bool {
 			return false
 		}
 		i = skipSpace(s, i+1)
-		end, ok := skipValue(s, i)
+		end, ok := skipValueIn(s, i, valid)
 		if !ok {
 			return false
 		}
@@ -122,7 +132,11 @@ func scanString(s string, i int) (string, int, bool) {
 }
 
 // skipValue returns the end of the JSON value starting at s[i].
-func skipValue(s string, i int) (int, bool) {
+func skipValue(s string, i int) (int, bool) { return skipValueIn(s, i, false) }
+
+// skipValueIn is skipValue; valid says s is known to be valid JSON, so a
+// nested object or array needs no validation of its own.
+func skipValueIn(s string, i int, valid bool) (int, bool) {
 	if i >= len(s) {
 		return 0, false
 	}
@@ -131,6 +145,9 @@ func skipValue(s string, i int) (int, bool) {
 		_, end, ok := scanString(s, i)
 		return end, ok
 	case '{', '[':
+		if !valid {
+			return validValue(s, i)
+		}
 		depth := 0
 		for j := i; j < len(s); j++ {
 			switch s[j] {
@@ -145,9 +162,6 @@ func skipValue(s string, i int) (int, bool) {
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					if !json.Valid([]byte(s[i : j+1])) {
-						return 0, false
-					}
 					return j + 1, true
 				}
 			}

@@ -17,12 +17,14 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Eight plain ASCII bytes (no control character, quote or
-		// backslash) at a time.
-		for i+8 <= len(s) && plain8(load64(s, i)) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
+		// backslash) at a time, in all but short strings (roles, ids).
+		if len(s) >= 16 {
+			for i+8 <= len(s) && plain8(load64(s, i)) {
+				i += 8
+			}
+			if i >= len(s) {
+				break
+			}
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -78,9 +80,9 @@ func plain8(x uint64) bool {
 
 // load64 reads s[i:i+8] as a little-endian word.
 func load64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	t := s[i : i+8] // one bounds check; the eight loads combine into one
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 // appendRaw appends an already valid JSON value, compacted.

@@ -305,28 +305,51 @@ func (a *indexedAcc) appendToolDefs(out []toolDef) []toolDef {
 }
 
 func toolDefFromJSON(s string) (toolDef, bool) {
+	if !validJSON(s) {
+		return toolDef{}, false
+	}
+	return toolDefFromValidJSON(s)
+}
+
+// toolDefFromValidJSON is toolDefFromJSON for s known to be valid JSON.
+func toolDefFromValidJSON(s string) (toolDef, bool) {
 	var d toolDef
-	var fn rawValue
-	var params, schema rawValue
-	ok := scanObject(s, func(k string, v any) {
+	var fn, params, schema string
+	ok := scanValidMembers(s, func(k string, kind byte, text string) {
+		isString, isObject := kind == '"', kind == '{' || kind == '['
 		switch k {
 		case "name":
-			d.Name, _ = v.(string)
+			d.Name = ""
+			if isString {
+				d.Name = text
+			}
 		case "description":
-			d.Description, _ = v.(string)
+			d.Description = ""
+			if isString {
+				d.Description = text
+			}
 		case "parameters":
-			params, _ = v.(rawValue)
+			params = ""
+			if isObject {
+				params = text
+			}
 		case "inputSchema":
-			schema, _ = v.(rawValue)
+			schema = ""
+			if isObject {
+				schema = text
+			}
 		case "function":
-			fn, _ = v.(rawValue)
+			fn = ""
+			if isObject {
+				fn = text
+			}
 		}
 	})
 	if !ok {
 		return toolDef{}, false
 	}
 	if fn != "" {
-		return toolDefFromJSON(string(fn))
+		return toolDefFromValidJSON(fn)
 	}
 	if d.Name == "" {
 		return toolDef{}, false

@@ -1,8 +1,6 @@
 package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor"
 
 import (
-	"encoding/json"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
@@ -42,7 +40,7 @@ func (n *normalizer) fixPlainContent(it *item, d int, s *scratch, st *batchStats
 			continue
 		}
 		v, ok := attrs.Get(k)
-		if !ok || v.Type() != pcommon.ValueTypeStr || json.Valid([]byte(v.Str())) {
+		if !ok || v.Type() != pcommon.ValueTypeStr || validJSON(v.Str()) {
 			continue
 		}
 		st.attr(d, attrInvalid)

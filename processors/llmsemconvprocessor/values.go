@@ -191,7 +191,7 @@ func (r *rule) convert(x any, start pcommon.Timestamp) (val, bool) {
 	case typeJSONArray:
 		switch t := x.(type) {
 		case string:
-			if !json.Valid([]byte(t)) {
+			if !validJSON(t) {
 				return val{}, false
 			}
 			return val{kind: typeString, s: t}, true
