@@ -1,6 +1,7 @@
 package llmsemconvprocessor
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -18,6 +19,9 @@ var validJSONSeeds = []string{
 func TestValidJSONMatchesEncodingJSON(t *testing.T) {
 	for _, s := range validJSONSeeds {
 		require.Equal(t, json.Valid([]byte(s)), validJSON(s), "%q", s)
+		if validJSON(s) {
+			checkCompact(t, s)
+		}
 	}
 	for _, depth := range []int{maxJSONDepth - 1, maxJSONDepth, maxJSONDepth + 1} {
 		for _, open := range []string{"[", `{"k":`} {
@@ -31,13 +35,26 @@ func TestValidJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// checkCompact: appendCompact of a valid document is json.Compact's output.
+func checkCompact(t *testing.T, s string) {
+	t.Helper()
+	var want bytes.Buffer
+	require.NoError(t, json.Compact(&want, []byte(s)))
+	require.Equal(t, want.String(), string(appendCompact(nil, s)), "%q", s)
+	require.Equal(t, want.String(), string(appendRaw(nil, json.RawMessage(s))), "%q", s)
+}
+
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range validJSONSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if want := json.Valid([]byte(s)); validJSON(s) != want {
+		want := json.Valid([]byte(s))
+		if validJSON(s) != want {
 			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", s, !want, want)
+		}
+		if want {
+			checkCompact(t, s)
 		}
 	})
 }

@@ -85,16 +85,34 @@ func load64(s string, i int) uint64 {
 		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
-// appendRaw appends an already valid JSON value, compacted.
+// appendRaw appends a JSON value compacted (as json.Compact does); a value
+// that is not valid JSON is appended as it is.
 func appendRaw(b []byte, raw json.RawMessage) []byte {
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if bytes.IndexAny(raw, " \t\r\n") < 0 || !json.Valid(raw) {
 		return append(b, raw...)
 	}
-	buf := bytes.NewBuffer(b)
-	if err := json.Compact(buf, raw); err != nil {
-		return append(b, raw...)
+	return appendCompact(b, []byte(raw))
+}
+
+// appendCompact appends the valid JSON text s without the whitespace
+// between its tokens.
+func appendCompact[T string | []byte](b []byte, s T) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			// Copy the string as it is: skip to its closing quote.
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		case ' ', '\t', '\r', '\n':
+			b = append(b, s[start:i]...)
+			start = i + 1
+		}
 	}
-	return buf.Bytes()
+	return append(b, s[start:]...)
 }
 
 func appendField(b []byte, first bool, name string) []byte {

@@ -44,13 +44,8 @@ func textPart(s string) msgPart { return msgPart{Type: "text", Content: s, HasCo
 // rawJSON keeps s as JSON when it is a JSON value, else as a JSON string.
 func rawJSON(s string) json.RawMessage {
 	t := strings.TrimSpace(s)
-	if t != "" && (t[0] == '{' || t[0] == '[') {
-		// Compact validates as it goes: one pass instead of a validation
-		// now and a compaction when the value is written.
-		buf := bytes.NewBuffer(make([]byte, 0, len(t)))
-		if json.Compact(buf, []byte(t)) == nil {
-			return buf.Bytes()
-		}
+	if t != "" && (t[0] == '{' || t[0] == '[') && validJSON(t) {
+		return appendCompact(make([]byte, 0, len(t)), t)
 	}
 	return appendString(make([]byte, 0, len(s)+2), s)
 }
@@ -359,7 +354,9 @@ func toolDefFromValidJSON(s string) (toolDef, bool) {
 		params = schema
 	}
 	if params != "" {
-		d.Parameters = json.RawMessage(params)
+		// Compacted once here (the document is valid), so that writing it
+		// is a copy.
+		d.Parameters = appendCompact(make([]byte, 0, len(params)), params)
 	}
 	return d, true
 }
