@@ -48,7 +48,7 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	inputs := []string{"", "plain ascii text that is long enough", "tab\there", `quote " and \ backslash in a long line`,
 		"ctrl \x01\x1f end of a long string", "caf\u00e9 \U0001F600 unicode after eight", "bad \xff\xfe utf8 12345678",
 		"line\u2028sep\u2029 tail tail", "<html> & 'single' 0123456789abcdef", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f",
-		"12345678\"", "1234567\\", "abcdefg\x00", strings.Repeat("x", 63) + "\n"}
+		"12345678\"", "1234567\\", "abcdefg\x00", "back\bspace and form\ffeed in a long string", strings.Repeat("x", 63) + "\n"}
 	for _, s := range inputs {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)

@@ -58,3 +58,40 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// encodingJSON is what marshalJSON wrote before its direct path.
+func encodingJSON(t *testing.T, x any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(x))
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
+	values := []any{
+		nil, "x<&>\u2028\xff", true, false, []any{}, []any(nil), map[string]any{}, map[string]any(nil),
+		[]any{map[string]any{"role": "user", "content": "hi", "parts": []any{map[string]any{"type": "text", "content": "a\"b"}}}},
+		map[string]any{"b": nil, "a": []any{"x", true}, "é": "k", "A": map[string]any{"z": "1", "y": false}, "k9": "", "k10": "", "k1": "", "k2": "", "k3": ""},
+		[]any{1.5, "numbers go through encoding/json"}, map[string]any{"n": int64(3)},
+	}
+	for _, v := range values {
+		require.Equal(t, encodingJSON(t, v), marshalJSON(v), "%#v", v)
+	}
+}
+
+// FuzzMarshalJSON: any JSON document decoded into generic values is written
+// back exactly as encoding/json writes it.
+func FuzzMarshalJSON(f *testing.F) {
+	for _, s := range validJSONSeeds {
+		f.Add(s)
+	}
+	f.Add(`[{"role":"user","content":"x"},{"role":"assistant","parts":[{"type":"text","content":"y"}],"finish_reason":"stop"}]`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var x any
+		if json.Unmarshal([]byte(s), &x) != nil {
+			return
+		}
+		require.Equal(t, encodingJSON(t, x), marshalJSON(x), "%q", s)
+	})
+}

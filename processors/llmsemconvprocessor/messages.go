@@ -65,6 +65,12 @@ func rawAny(x any) json.RawMessage {
 }
 
 func marshalJSON(x any) string {
+	// Generic messages (maps, lists, strings, booleans, null) are written
+	// directly; anything else (numbers, other types) by encoding/json.
+	var stack [512]byte
+	if b, ok := appendGeneric(stack[:0], x); ok {
+		return string(b)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -72,6 +78,62 @@ func marshalJSON(x any) string {
 		return ""
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// appendGeneric appends x as encoding/json (HTML escaping off) writes it,
+// for maps (keys sorted), lists, strings, booleans and nil; ok is false for
+// anything else, and b is then not to be used.
+func appendGeneric(b []byte, x any) ([]byte, bool) {
+	switch v := x.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case string:
+		return appendString(b, v), true
+	case bool:
+		if v {
+			return append(b, "true"...), true
+		}
+		return append(b, "false"...), true
+	case []any:
+		if v == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendGeneric(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		if v == nil {
+			return append(b, "null"...), true
+		}
+		var keyBuf [8]string
+		keys := keyBuf[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var ok bool
+			if b, ok = appendGeneric(b, v[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}
+	return b, false
 }
 
 // --- indexed attributes (llm.input_messages.N.*, gen_ai.prompt.N.*) -------
