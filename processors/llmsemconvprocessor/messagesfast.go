@@ -7,7 +7,8 @@ import (
 
 // chatJSONReader reads the common shapes of chat-message JSON without
 // encoding/json: an array of messages, or an object holding "system",
-// "prompt" and "messages" (the Vercel AI SDK's ai.prompt), where every
+// "prompt" and "messages" (the Vercel AI SDK's ai.prompt), or one message
+// object (Langfuse's output), where every
 // message has only "role", "content" (a string, or an array of text parts
 // {"type":"text","text":...}), "name" and "finish_reason", each of the
 // expected JSON type and given once. The result is exactly what
@@ -40,7 +41,12 @@ func (r *chatJSONReader) read(s string, dir direction) (msgs []message, system [
 	case '[':
 		end, ok = r.messages(0, dir)
 	case '{':
-		end, ok = r.prompt(dir)
+		// One message object, else the prompt object.
+		mark := len(r.arena)
+		if end, ok = r.message(0, dir); !ok {
+			r.arena = r.arena[:mark]
+			end, ok = r.prompt(dir)
+		}
 	}
 	if !ok || skipSpace(t, end) != len(t) {
 		return nil, nil, false
@@ -206,60 +212,63 @@ func (r *chatJSONReader) add(m message, dir direction) {
 
 // messages reads an array of messages.
 func (r *chatJSONReader) messages(i int, dir direction) (int, bool) {
-	return r.elements(i, func(at int) (int, bool) {
-		var m message
-		var seen uint8
-		start := len(r.arena)
-		end, ok := r.members(at, func(key string, at int) (int, bool) {
-			switch key {
-			case "role":
-				if !once(&seen, 1) {
-					return 0, false
-				}
-				v, next, ok := r.str(at)
-				m.Role = v
-				return next, ok
-			case "name":
-				if !once(&seen, 2) {
-					return 0, false
-				}
-				v, next, ok := r.str(at)
-				m.Name = v
-				return next, ok
-			case "finish_reason":
-				if !once(&seen, 4) {
-					return 0, false
-				}
-				v, next, ok := r.str(at)
-				if dir == dirOutput && v != "" {
-					m.FinishReason, m.HasFinish = v, true
-				}
-				return next, ok
-			case "content":
-				if !once(&seen, 8) || at >= len(r.s) {
-					return 0, false
-				}
-				if r.s[at] == '"' {
-					v, next, ok := r.str(at)
-					r.arena = append(r.arena, textPart(v))
-					return next, ok
-				}
-				return r.textParts(at)
+	return r.elements(i, func(at int) (int, bool) { return r.message(at, dir) })
+}
+
+// message reads one message object and adds it.
+func (r *chatJSONReader) message(at int, dir direction) (int, bool) {
+	var m message
+	var seen uint8
+	start := len(r.arena)
+	end, ok := r.members(at, func(key string, at int) (int, bool) {
+		switch key {
+		case "role":
+			if !once(&seen, 1) {
+				return 0, false
 			}
-			return 0, false
-		})
-		// A tool message's string content is a tool call response: left to
-		// messagesFromJSON.
-		if !ok || m.Role == "" || m.Role == "tool" && seen&8 != 0 {
-			return 0, false
+			v, next, ok := r.str(at)
+			m.Role = v
+			return next, ok
+		case "name":
+			if !once(&seen, 2) {
+				return 0, false
+			}
+			v, next, ok := r.str(at)
+			m.Name = v
+			return next, ok
+		case "finish_reason":
+			if !once(&seen, 4) {
+				return 0, false
+			}
+			v, next, ok := r.str(at)
+			if dir == dirOutput && v != "" {
+				m.FinishReason, m.HasFinish = v, true
+			}
+			return next, ok
+		case "content":
+			if !once(&seen, 8) || at >= len(r.s) {
+				return 0, false
+			}
+			if r.s[at] == '"' {
+				v, next, ok := r.str(at)
+				r.arena = append(r.arena, textPart(v))
+				return next, ok
+			}
+			return r.textParts(at)
 		}
-		m.Parts = r.arena[start:len(r.arena):len(r.arena)]
-		if len(m.Parts) == 0 {
-			m.Parts = []msgPart{}
-		}
-		r.add(m, dir)
-		return end, true
+		return 0, false
 	})
+	// A tool message's string content is a tool call response: left to
+	// messagesFromJSON.
+	if !ok || m.Role == "" || m.Role == "tool" && seen&8 != 0 {
+		return 0, false
+	}
+	m.Parts = r.arena[start:len(r.arena):len(r.arena)]
+	if len(m.Parts) == 0 {
+		m.Parts = []msgPart{}
+	}
+	r.add(m, dir)
+	return end, true
 }
 
 // textParts reads an array of {"type":"text"|"input_text"|"output_text","text":"..."}.
