@@ -147,7 +147,7 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 	}
 	fr := n.t.values["finish_reason"]
 	mapFinish := func(f string) string {
-		if m, ok := fr[lowerASCII(f)]; ok {
+		if m, ok := lookupLower(fr, f); ok {
 			return m
 		}
 		return f

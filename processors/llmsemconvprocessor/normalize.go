@@ -635,7 +635,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 	if op != "" && !hadOp && !wrapper {
 		s.writes = append(s.writes, pendingWrite{tid: t.opID, dialect: d, target: attrOperationName, v: val{s: op}, priority: 0, srcIdx: -1})
 	} else if hadOp {
-		if fixed, ok := t.values["operation"][lowerASCII(op)]; ok && fixed != op {
+		if fixed, ok := lookupLower(t.values["operation"], op); ok && fixed != op {
 			it.attrs.PutStr(attrOperationName, fixed)
 			op = fixed
 		}

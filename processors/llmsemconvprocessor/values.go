@@ -127,9 +127,29 @@ func lowerASCII(s string) string {
 	return s
 }
 
+// lookupLower is m[lowerASCII(k)] without allocating for ASCII keys.
+func lookupLower[V any](m map[string]V, k string) (V, bool) {
+	upper := false
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c >= 0x80 {
+			v, ok := m[lowerASCII(k)]
+			return v, ok
+		} else if c >= 'A' && c <= 'Z' {
+			upper = true
+		}
+	}
+	if !upper || len(k) > 64 {
+		v, ok := m[lowerASCII(k)]
+		return v, ok
+	}
+	var buf [64]byte
+	v, ok := m[string(appendLower(buf[:0], k))]
+	return v, ok
+}
+
 func (r *rule) mapValue(s string) string {
 	if r.values != nil {
-		if m, ok := r.values[lowerASCII(strings.TrimSpace(s))]; ok {
+		if m, ok := lookupLower(r.values, strings.TrimSpace(s)); ok {
 			return m
 		}
 	}
@@ -139,7 +159,7 @@ func (r *rule) mapValue(s string) string {
 		}
 	}
 	if r.values != nil {
-		if m, ok := r.values[lowerASCII(strings.TrimSpace(s))]; ok {
+		if m, ok := lookupLower(r.values, strings.TrimSpace(s)); ok {
 			return m
 		}
 	}

@@ -2,6 +2,7 @@ package llmsemconvprocessor
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,5 +27,15 @@ func TestIntOfFloatOfMatchBoxedConversions(t *testing.T) {
 		if wfok {
 			require.Equal(t, wf, gf, "float %s", v.AsString())
 		}
+	}
+}
+
+func TestLookupLowerIsLowerASCIILookup(t *testing.T) {
+	m := map[string]int{"openai": 1, "az.ai.openai": 2, "k": 3, "é": 4}
+	for _, k := range []string{"openai", "OpenAI", "OPENAI", "Az.AI.OpenAI", "x", "", "K", "\u212A", "É", "OPENAI\u212A", strings.Repeat("A", 70)} {
+		wv, wok := m[lowerASCII(k)]
+		gv, gok := lookupLower(m, k)
+		require.Equal(t, wok, gok, "%q", k)
+		require.Equal(t, wv, gv, "%q", k)
 	}
 }
