@@ -43,52 +43,63 @@ func scanValidMembers(s string, fn func(key string, kind byte, text string)) boo
 }
 
 func scanMembersIn(s string, valid bool, fn func(key string, kind byte, text string)) bool {
-	i := skipSpace(s, 0)
+	end, ok := walkMembers(s, skipSpace(s, 0), func(key string, at int) (int, bool) {
+		end, ok := skipValueIn(s, at, valid)
+		if !ok {
+			return 0, false
+		}
+		if s[at] != '"' {
+			fn(key, s[at], s[at:end])
+			return end, true
+		}
+		str, _, ok := scanString(s, at)
+		if !ok {
+			return 0, false
+		}
+		fn(key, '"', str)
+		return end, true
+	})
+	return ok && skipSpace(s, end) == len(s)
+}
+
+// walkMembers walks the members of the object at s[i] == '{': fn gets each
+// key and the index of its value, and returns the index after the value. It
+// returns the index after the object.
+func walkMembers(s string, i int, fn func(key string, at int) (int, bool)) (int, bool) {
 	if i >= len(s) || s[i] != '{' {
-		return false
+		return 0, false
 	}
 	i = skipSpace(s, i+1)
 	if i < len(s) && s[i] == '}' {
-		return skipSpace(s, i+1) == len(s)
+		return i + 1, true
 	}
 	for {
 		if i >= len(s) || s[i] != '"' {
-			return false
+			return 0, false
 		}
 		key, next, ok := scanString(s, i)
 		if !ok {
-			return false
+			return 0, false
 		}
 		i = skipSpace(s, next)
 		if i >= len(s) || s[i] != ':' {
-			return false
+			return 0, false
 		}
-		i = skipSpace(s, i+1)
-		end, ok := skipValueIn(s, i, valid)
-		if !ok {
-			return false
+		if i, ok = fn(key, skipSpace(s, i+1)); !ok {
+			return 0, false
 		}
-		text := s[i:end]
-		if text[0] == '"' {
-			str, _, ok := scanString(s, i)
-			if !ok {
-				return false
-			}
-			fn(key, '"', str)
-		} else {
-			fn(key, text[0], text)
-		}
-		i = skipSpace(s, end)
+		i = skipSpace(s, i)
 		if i >= len(s) {
-			return false
+			return 0, false
 		}
-		if s[i] == '}' {
-			return skipSpace(s, i+1) == len(s)
+		switch s[i] {
+		case '}':
+			return i + 1, true
+		case ',':
+			i = skipSpace(s, i+1)
+		default:
+			return 0, false
 		}
-		if s[i] != ',' {
-			return false
-		}
-		i = skipSpace(s, i+1)
 	}
 }
 
@@ -177,46 +188,8 @@ func skipValueIn(s string, i int, valid bool) (int, bool) {
 	case "true", "false", "null":
 		return j, true
 	}
-	if !isJSONNumber(lit) {
+	if end, ok := validNumber(lit, 0); !ok || end != len(lit) {
 		return 0, false
 	}
 	return j, true
-}
-
-// isJSONNumber checks the JSON number grammar: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case digits() == 0:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }

@@ -75,11 +75,9 @@ func appendString(b []byte, s string) []byte {
 }
 
 // plain8 reports whether none of the eight bytes in x needs escaping or
-// UTF-8 decoding: all are in 0x20..0x7f and none is '"' or '\\'.
+// UTF-8 decoding: all are ASCII, none a control character, '"' or '\\'.
 func plain8(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	return (x&highs)|((x-0x20*ones) & ^x & highs)|hasZero(x^('"'*ones))|hasZero(x^('\\'*ones)) == 0
+	return x&0x8080808080808080 == 0 && plainOrHigh8(x)
 }
 
 // load64 reads s[i:i+8] as a little-endian word.

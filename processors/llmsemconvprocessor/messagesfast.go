@@ -54,45 +54,9 @@ func (r *chatJSONReader) read(s string, dir direction) (msgs []message, system [
 	return r.msgs, r.system, true
 }
 
-// members walks the members of the object at s[i] == '{'; fn gets each key
-// and the index of its value and returns the index after the value.
+// members walks the members of the object at r.s[i] (walkMembers).
 func (r *chatJSONReader) members(i int, fn func(key string, at int) (int, bool)) (int, bool) {
-	s := r.s
-	if i >= len(s) || s[i] != '{' {
-		return 0, false
-	}
-	i = skipSpace(s, i+1)
-	if i < len(s) && s[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(s) || s[i] != '"' {
-			return 0, false
-		}
-		key, next, ok := scanString(s, i)
-		if !ok {
-			return 0, false
-		}
-		i = skipSpace(s, next)
-		if i >= len(s) || s[i] != ':' {
-			return 0, false
-		}
-		if i, ok = fn(key, skipSpace(s, i+1)); !ok {
-			return 0, false
-		}
-		i = skipSpace(s, i)
-		if i >= len(s) {
-			return 0, false
-		}
-		switch s[i] {
-		case '}':
-			return i + 1, true
-		case ',':
-			i = skipSpace(s, i+1)
-		default:
-			return 0, false
-		}
-	}
+	return walkMembers(r.s, i, fn)
 }
 
 // elements walks the elements of the array at s[i] == '['.

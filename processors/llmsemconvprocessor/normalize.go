@@ -559,20 +559,13 @@ func (n *normalizer) operation(it *item, d int, hadOp bool) string {
 	return ""
 }
 
-// lookupFold looks up an ASCII-case-insensitive key in a map of lower-case
-// keys without allocating.
+// lookupFold looks up a key as it is, else lower-cased (lookupLower),
+// without allocating.
 func lookupFold[V any](m map[string]V, k string) (V, bool) {
 	if v, ok := m[k]; ok {
 		return v, true
 	}
-	var buf [64]byte
-	if len(k) > len(buf) {
-		v, ok := m[lowerASCII(k)]
-		return v, ok
-	}
-	b := appendLower(buf[:0], k)
-	v, ok := m[string(b)]
-	return v, ok
+	return lookupLower(m, k)
 }
 
 // lookupPair looks up "a/b", lower-cased, without allocating.
