@@ -219,24 +219,21 @@ type spanFacts struct {
 
 func (f *spanFacts) gather(attrs pcommon.Map) {
 	// The first of duplicate keys counts, as with Map.Get.
+	first := func(dst *pcommon.Value, has *bool, v pcommon.Value) {
+		if !*has {
+			*dst, *has = v, true
+		}
+	}
 	attrs.Range(func(k string, v pcommon.Value) bool {
 		switch k {
 		case attrOperationName:
-			if !f.hasOp {
-				f.op, f.hasOp = v, true
-			}
+			first(&f.op, &f.hasOp, v)
 		case attrRequestModel:
-			if !f.hasModel {
-				f.model, f.hasModel = v, true
-			}
+			first(&f.model, &f.hasModel, v)
 		case attrTTFC:
-			if !f.hasTTFC {
-				f.ttfc, f.hasTTFC = v, true
-			}
+			first(&f.ttfc, &f.hasTTFC, v)
 		case attrUsageOutput:
-			if !f.hasOutTok {
-				f.outTok, f.hasOutTok = v, true
-			}
+			first(&f.outTok, &f.hasOutTok, v)
 		case attrTimePerOutToken:
 			f.hasTPOT = true
 		case attrOutTokensPerSec:

@@ -97,6 +97,17 @@ func (r *chatJSONReader) str(i int) (string, int, bool) {
 	return scanString(r.s, i)
 }
 
+// onceStr reads the string value at r.s[at] into *dst for the member whose
+// bit in seen is b, failing on a repeated key or a value of another type.
+func (r *chatJSONReader) onceStr(seen *uint8, b uint8, at int, dst *string) (int, bool) {
+	if !once(seen, b) {
+		return 0, false
+	}
+	v, next, ok := r.str(at)
+	*dst = v
+	return next, ok
+}
+
 // once sets bit b in seen, failing when it was set (a duplicate key).
 func once(seen *uint8, b uint8) bool {
 	if *seen&b != 0 {
@@ -114,19 +125,9 @@ func (r *chatJSONReader) prompt(dir direction) (int, bool) {
 	end, ok := r.members(0, func(key string, at int) (int, bool) {
 		switch key {
 		case "system":
-			if !once(&seen, 1) {
-				return 0, false
-			}
-			v, next, ok := r.str(at)
-			system = v
-			return next, ok
+			return r.onceStr(&seen, 1, at, &system)
 		case "prompt":
-			if !once(&seen, 2) {
-				return 0, false
-			}
-			v, next, ok := r.str(at)
-			prompt = v
-			return next, ok
+			return r.onceStr(&seen, 2, at, &prompt)
 		case "messages":
 			if !once(&seen, 4) || at >= len(r.s) || r.s[at] != '[' {
 				return 0, false
@@ -187,26 +188,14 @@ func (r *chatJSONReader) message(at int, dir direction) (int, bool) {
 	end, ok := r.members(at, func(key string, at int) (int, bool) {
 		switch key {
 		case "role":
-			if !once(&seen, 1) {
-				return 0, false
-			}
-			v, next, ok := r.str(at)
-			m.Role = v
-			return next, ok
+			return r.onceStr(&seen, 1, at, &m.Role)
 		case "name":
-			if !once(&seen, 2) {
-				return 0, false
-			}
-			v, next, ok := r.str(at)
-			m.Name = v
-			return next, ok
+			return r.onceStr(&seen, 2, at, &m.Name)
 		case "finish_reason":
-			if !once(&seen, 4) {
-				return 0, false
-			}
-			v, next, ok := r.str(at)
-			if dir == dirOutput && v != "" {
-				m.FinishReason, m.HasFinish = v, true
+			var f string
+			next, ok := r.onceStr(&seen, 4, at, &f)
+			if dir == dirOutput && f != "" {
+				m.FinishReason, m.HasFinish = f, true
 			}
 			return next, ok
 		case "content":
@@ -241,24 +230,13 @@ func (r *chatJSONReader) textParts(i int) (int, bool) {
 		var typ, text string
 		var seen uint8
 		end, ok := r.members(at, func(key string, at int) (int, bool) {
-			var p *string
 			switch key {
 			case "type":
-				if !once(&seen, 1) {
-					return 0, false
-				}
-				p = &typ
+				return r.onceStr(&seen, 1, at, &typ)
 			case "text":
-				if !once(&seen, 2) {
-					return 0, false
-				}
-				p = &text
-			default:
-				return 0, false
+				return r.onceStr(&seen, 2, at, &text)
 			}
-			v, next, ok := r.str(at)
-			*p = v
-			return next, ok
+			return 0, false
 		})
 		if !ok {
 			return 0, false
