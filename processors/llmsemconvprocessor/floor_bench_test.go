@@ -26,18 +26,7 @@ import (
 // processor's output, so the floor does the same job.
 func BenchmarkTypicalPdataFloor(b *testing.B) {
 	src := benchInputs(b)["openinference_typical"]
-	f := newTypicalFloor(b, src)
-	td := ptrace.NewTraces()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		src.CopyTo(td)
-		b.StartTimer()
-		f.run(td)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/span")
+	benchCopies(b, src, newTypicalFloor(b, src).run)
 }
 
 func TestTypicalPdataFloorMatchesProcessor(t *testing.T) {

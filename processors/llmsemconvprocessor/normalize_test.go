@@ -318,25 +318,35 @@ func TestTableAssumptions(t *testing.T) {
 	}
 }
 
+// normalizeSpan runs one span named name, whose attributes fill sets, through
+// a normalizer built from cfg; it returns the span's attributes and the
+// counts recorded.
+func normalizeSpan(t *testing.T, cfg *Config, name string, fill func(a pcommon.Map)) (pcommon.Map, *batchStats) {
+	t.Helper()
+	n, err := newNormalizer(cfg)
+	require.NoError(t, err)
+	sp := ptrace.NewTraces().ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName(name)
+	fill(sp.Attributes())
+	it := item{attrs: sp.Attributes(), span: sp, isSpan: true, name: sp.Name()}
+	st := newBatchStats(len(n.t.dialects))
+	n.process(&it, st)
+	return sp.Attributes(), st
+}
+
 // TestRemovedOriginalsByIndex checks that moving a renamed original's value
 // and removing consumed originals by index leave unrelated attributes, and
 // the values of kept foreign attributes, untouched.
 func TestRemovedOriginalsByIndex(t *testing.T) {
-	n, err := newNormalizer(createDefaultConfig().(*Config))
-	require.NoError(t, err)
-	td := ptrace.NewTraces()
-	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	sp.SetName("ChatCompletion")
-	a := sp.Attributes()
-	a.PutStr("before", "b")
-	a.PutStr("openinference.span.kind", "LLM")
-	a.PutStr("llm.model_name", "m-1")
-	a.PutInt("llm.token_count.prompt", 5)
-	a.PutStr("input.value", "kept")
-	a.PutStr("gen_ai.request.model", "m-0") // official: the foreign model disagrees
-	a.PutStr("after", "a")
-	it := item{attrs: a, span: sp, isSpan: true, name: sp.Name()}
-	n.process(&it, newBatchStats(len(n.t.dialects)))
+	a, _ := normalizeSpan(t, createDefaultConfig().(*Config), "ChatCompletion", func(a pcommon.Map) {
+		a.PutStr("before", "b")
+		a.PutStr("openinference.span.kind", "LLM")
+		a.PutStr("llm.model_name", "m-1")
+		a.PutInt("llm.token_count.prompt", 5)
+		a.PutStr("input.value", "kept")
+		a.PutStr("gen_ai.request.model", "m-0") // official: the foreign model disagrees
+		a.PutStr("after", "a")
+	})
 	got := a.AsRaw()
 	assert.Equal(t, "b", got["before"])
 	assert.Equal(t, "a", got["after"])
@@ -353,24 +363,18 @@ func TestRemovedOriginalsByIndex(t *testing.T) {
 // TestLentValuesOnlyFromRemovedOriginals: originals whose value could be
 // lent to a new attribute keep their value when a conflict keeps them.
 func TestLentValuesOnlyFromRemovedOriginals(t *testing.T) {
-	n, err := newNormalizer(createDefaultConfig().(*Config))
-	require.NoError(t, err)
-	td := ptrace.NewTraces()
-	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	sp.SetName("ChatCompletion")
-	a := sp.Attributes()
-	a.PutStr("openinference.span.kind", "LLM")
-	a.PutStr("llm.invocation_parameters", `{"model": "m-2", "temperature": 0.7}`)
-	a.PutDouble("gen_ai.request.temperature", 0.1) // disagrees: the JSON stays
-	a.PutStr("llm.input_messages.0.message.role", "user")
-	a.PutStr("llm.input_messages.0.message.content", "hello")
-	a.PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"other"}]}]`) // disagrees
-	a.PutStr("llm.output_messages.0.message.role", "assistant")
-	a.PutStr("llm.output_messages.0.message.content", "hi")
-	a.PutStr("llm.provider", "openai")
-	a.PutStr("llm.system", "openai")
-	it := item{attrs: a, span: sp, isSpan: true, name: sp.Name()}
-	n.process(&it, newBatchStats(len(n.t.dialects)))
+	a, _ := normalizeSpan(t, createDefaultConfig().(*Config), "ChatCompletion", func(a pcommon.Map) {
+		a.PutStr("openinference.span.kind", "LLM")
+		a.PutStr("llm.invocation_parameters", `{"model": "m-2", "temperature": 0.7}`)
+		a.PutDouble("gen_ai.request.temperature", 0.1) // disagrees: the JSON stays
+		a.PutStr("llm.input_messages.0.message.role", "user")
+		a.PutStr("llm.input_messages.0.message.content", "hello")
+		a.PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"other"}]}]`) // disagrees
+		a.PutStr("llm.output_messages.0.message.role", "assistant")
+		a.PutStr("llm.output_messages.0.message.content", "hi")
+		a.PutStr("llm.provider", "openai")
+		a.PutStr("llm.system", "openai")
+	})
 	got := a.AsRaw()
 	// Kept as conflicts, with their values intact.
 	assert.JSONEq(t, `{"model": "m-2", "temperature": 0.7}`, got["llm.invocation_parameters"].(string))

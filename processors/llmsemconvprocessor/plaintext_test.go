@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // TestPlainTextMessagesRebuilt covers official message attributes that hold
@@ -16,23 +16,16 @@ import (
 func TestPlainTextMessagesRebuilt(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Content.InputMessages = GroupPolicy{Action: ActionRedact}
-	n, err := newNormalizer(cfg)
-	require.NoError(t, err)
-	td := ptrace.NewTraces()
-	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	a := sp.Attributes()
-	a.PutStr("openinference.span.kind", "LLM")
-	a.PutStr("llm.model_name", "m-1")
-	a.PutStr("gen_ai.input.messages", `mail "bob" at bob@example.com`)
-	a.PutStr("gen_ai.output.messages", "A")
-	a.PutStr("gen_ai.system_instructions", "be brief\n")
-	a.PutStr("gen_ai.tool.definitions", "search(q)")
-	a.PutStr("gen_ai.response.finish_reasons", "length")
-	a.PutStr("gen_ai.operation.name", "chat")
-	it := item{attrs: a, span: sp, isSpan: true, name: sp.Name()}
-	st := newBatchStats(len(n.t.dialects))
-	n.process(&it, st)
-
+	a, st := normalizeSpan(t, cfg, "", func(a pcommon.Map) {
+		a.PutStr("openinference.span.kind", "LLM")
+		a.PutStr("llm.model_name", "m-1")
+		a.PutStr("gen_ai.input.messages", `mail "bob" at bob@example.com`)
+		a.PutStr("gen_ai.output.messages", "A")
+		a.PutStr("gen_ai.system_instructions", "be brief\n")
+		a.PutStr("gen_ai.tool.definitions", "search(q)")
+		a.PutStr("gen_ai.response.finish_reasons", "length")
+		a.PutStr("gen_ai.operation.name", "chat")
+	})
 	got := a.AsRaw()
 	for _, k := range []string{attrInputMessages, attrOutputMsgs, attrSystemInstr} {
 		require.Contains(t, got, k)
@@ -54,17 +47,12 @@ func TestPlainTextMessagesRebuilt(t *testing.T) {
 // TestValidMessagesUntouchedByTextFix checks that JSON message values are
 // left as they are.
 func TestValidMessagesUntouchedByTextFix(t *testing.T) {
-	n, err := newNormalizer(createDefaultConfig().(*Config))
-	require.NoError(t, err)
-	td := ptrace.NewTraces()
-	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	a := sp.Attributes()
-	a.PutStr("openinference.span.kind", "LLM")
-	a.PutStr("llm.model_name", "m-1")
 	in := `[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`
-	a.PutStr("gen_ai.input.messages", in)
-	it := item{attrs: a, span: sp, isSpan: true, name: sp.Name()}
-	n.process(&it, newBatchStats(len(n.t.dialects)))
+	a, _ := normalizeSpan(t, createDefaultConfig().(*Config), "", func(a pcommon.Map) {
+		a.PutStr("openinference.span.kind", "LLM")
+		a.PutStr("llm.model_name", "m-1")
+		a.PutStr("gen_ai.input.messages", in)
+	})
 	got := a.AsRaw()
 	assert.Equal(t, in, got[attrInputMessages])
 	assert.NotContains(t, got, attrWrappedText)
