@@ -53,6 +53,9 @@ func run(args []string, stderr io.Writer) error {
 	fs.Float64Var(&cfg.OutputJitter, "output-jitter", cfg.OutputJitter, "relative spread of the completion length (0..1)")
 	fs.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", cfg.TokensPerChunk, "tokens per streamed content chunk")
 	fs.IntVar(&cfg.EmbeddingDimensions, "embedding-dimensions", cfg.EmbeddingDimensions, "embedding vector size")
+	fs.IntVar(&cfg.MaxRunning, "max-running", cfg.MaxRunning, "completion requests served at once; later ones queue, and the wait is part of their TTFT (0: unlimited)")
+	fs.IntVar(&cfg.MaxQueue, "max-queue", cfg.MaxQueue, "requests that may wait for a slot; beyond it a 503 at once (0: unlimited)")
+	fs.Float64Var(&cfg.BatchSlowdown, "batch-slowdown", cfg.BatchSlowdown, "each gap is multiplied by 1 + this × running/max-running (needs -max-running)")
 	faults := fs.String("faults", "", "fault probabilities, kind=p[,kind=p]; kinds: "+strings.Join(mockllm.Faults, ", "))
 	fs.DurationVar(&cfg.RetryAfter, "retry-after", cfg.RetryAfter, "Retry-After of rate_limit responses")
 	fs.DurationVar(&cfg.StallDuration, "stall", cfg.StallDuration, "pause of a stalled stream")
@@ -102,6 +105,7 @@ func run(args []string, stderr io.Writer) error {
 		err = errors.Join(err, tp.Shutdown(ctx))
 	}
 	st := srv.Stats()
-	log.Printf("mockllm stopped: %d requests, %d completed streams, peak %d concurrent streams", st.Requests, st.Completed, st.MaxStreams)
+	log.Printf("mockllm stopped: %d requests, %d completed streams, peak %d concurrent streams, peak queue %d, %d rejected (queue full)",
+		st.Requests, st.Completed, st.MaxStreams, st.MaxQueued, st.Rejected)
 	return err
 }

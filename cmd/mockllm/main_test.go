@@ -20,6 +20,9 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{[]string{"-faults", "bogus=0.1"}, `unknown fault "bogus"`},
 		{[]string{"-jitter", "3"}, "jitter"},
 		{[]string{"-output-tokens", "0"}, "output_tokens"},
+		{[]string{"-max-running", "-1"}, "max_running"},
+		{[]string{"-max-queue", "-1"}, "max_queue"},
+		{[]string{"-batch-slowdown", "-0.5"}, "batch_slowdown"},
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
 		{[]string{"-addr", "256.0.0.1:99999"}, "listen"},
 	} {

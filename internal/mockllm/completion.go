@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -96,7 +97,12 @@ func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 		w.Header().Set(HeaderRequestID, rec.ID)
 
 		var q completionRequest
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 32<<20)).Decode(&q); err != nil {
+		body := http.MaxBytesReader(w, r.Body, 32<<20)
+		err := json.NewDecoder(body).Decode(&q)
+		// Reading the body to its end lets net/http watch the connection,
+		// so that a client leaving while queued cancels r.Context().
+		_, _ = io.Copy(io.Discard, body)
+		if err != nil {
 			rec.Status = http.StatusBadRequest
 			setSpanError(span, "400")
 			writeError(w, rec.Status, "invalid_request_error", "", "request body is not valid JSON: "+err.Error())
@@ -137,6 +143,7 @@ func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 		rec.Fault = fault
 		if fault != FaultNone {
 			s.faults.Add(1)
+			s.faultsByKind[fault].Add(1)
 			span.SetAttributes(attribute.String("mockllm.fault", fault))
 		}
 		rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL = p.tokens, p.ttft, p.itl
@@ -149,24 +156,17 @@ func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 				s.cfg.ContextWindow, rec.PromptTokens+maxTok, rec.PromptTokens, maxTok))
 			return
 		}
-		switch fault {
-		case FaultRateLimit:
-			rec.Status = http.StatusTooManyRequests
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.cfg.RetryAfter.Seconds()))))
-			w.Header().Set("Retry-After-Ms", strconv.FormatInt(s.cfg.RetryAfter.Milliseconds(), 10))
-			setSpanError(span, "429")
-			writeError(w, rec.Status, "requests", "", "Rate limit reached for requests. Please try again later.")
+		if s.refuse(w, fault, &rec, span) {
 			return
-		case FaultOverloaded:
-			rec.Status = http.StatusServiceUnavailable
-			setSpanError(span, "503")
-			writeError(w, rec.Status, "server_error", "", "The engine is currently overloaded, please try again later.")
+		}
+		release, ok := s.admit(w, r, &rec, span)
+		if !ok {
 			return
-		case FaultSlowHeaders:
-			if !sleepUntil(r.Context(), time.Now().Add(s.cfg.SlowHeaders)) {
-				rec.ClientGone = true
-				return
-			}
+		}
+		defer release()
+		if fault == FaultSlowHeaders && !sleepUntil(r.Context(), time.Now().Add(s.cfg.SlowHeaders)) {
+			rec.ClientGone = true
+			return
 		}
 		if q.Stream {
 			s.stream(ctx, w, ep, &q, p, fault, rng, &rec, span)
@@ -174,6 +174,31 @@ func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 		}
 		s.unary(w, r, ep, &q, p, rng, &rec, span)
 	}
+}
+
+// refuse answers the faults that refuse a request before it is served;
+// true when it did.
+func (s *Server) refuse(w http.ResponseWriter, fault string, rec *Record, span trace.Span) bool {
+	switch fault {
+	case FaultRateLimit:
+		rec.Status = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.cfg.RetryAfter.Seconds()))))
+		w.Header().Set("Retry-After-Ms", strconv.FormatInt(s.cfg.RetryAfter.Milliseconds(), 10))
+		setSpanError(span, "429")
+		writeError(w, rec.Status, "requests", "", "Rate limit reached for requests. Please try again later.")
+		return true
+	case FaultOverloaded:
+		writeOverloaded(w, rec, span)
+		return true
+	}
+	return false
+}
+
+// writeOverloaded is the 503 of the overloaded fault and of a full queue.
+func writeOverloaded(w http.ResponseWriter, rec *Record, span trace.Span) {
+	rec.Status = http.StatusServiceUnavailable
+	setSpanError(span, "503")
+	writeError(w, rec.Status, "server_error", "", "The engine is currently overloaded, please try again later.")
 }
 
 func idPrefix(ep endpoint) string {
@@ -249,9 +274,16 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // unary answers a non-streaming request after the whole generation time.
 func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *completionRequest, p plan, rng *rand.Rand, rec *Record, span trace.Span) {
-	end := rec.Received.Add(p.ttft)
+	// The whole answer is planned when the first token is due, with the
+	// batch slowdown of that moment.
+	end := rec.Received.Add(rec.QueueWait + p.ttft)
+	if !sleepUntil(r.Context(), end) {
+		rec.ClientGone = true
+		return
+	}
+	f := s.eng.slowdown(s.cfg.BatchSlowdown)
 	for i := 1; i < p.tokens; i++ {
-		end = end.Add(jitter(rng, p.itl, p.jitter))
+		end = end.Add(slowed(jitter(rng, p.itl, p.jitter), f))
 	}
 	if !sleepUntil(r.Context(), end) {
 		rec.ClientGone = true

@@ -66,6 +66,22 @@ type Config struct {
 	// EmbeddingLatency is the response time of an embeddings request.
 	EmbeddingLatency time.Duration
 
+	// MaxRunning is how many completion requests (streamed or not) the
+	// engine serves at once; 0 is unlimited. A request that finds every
+	// slot taken waits in a FIFO queue, and its TTFT clock starts only when
+	// it gets a slot: the wait is part of the TTFT the client sees.
+	// Embeddings do not take a slot.
+	MaxRunning int
+	// MaxQueue is how many requests may wait for a slot; 0 is unlimited. A
+	// request arriving when the queue is full gets the overloaded fault's
+	// 503 at once (Stats.Rejected). It only applies with MaxRunning > 0.
+	MaxQueue int
+	// BatchSlowdown slows decoding as the batch fills: each inter-token gap
+	// is multiplied by 1 + BatchSlowdown·running/MaxRunning, running being
+	// the requests holding a slot when the gap starts. It only applies with
+	// MaxRunning > 0.
+	BatchSlowdown float64
+
 	// FaultRates is the probability of each fault kind per request (the sum
 	// is at most 1); a request's X-Mock-Fault header takes precedence.
 	FaultRates map[string]float64
@@ -136,6 +152,7 @@ func (c *Config) Validate() error {
 	if c.EmbeddingDimensions < 1 {
 		errs = append(errs, fmt.Errorf("embedding_dimensions: must be >= 1, got %d", c.EmbeddingDimensions))
 	}
+	errs = append(errs, c.validateCapacity()...)
 	if c.HistorySize < 0 {
 		errs = append(errs, fmt.Errorf("history_size: must be >= 0, got %d", c.HistorySize))
 	}
@@ -160,6 +177,21 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("faults: probabilities sum to %v; the sum must be <= 1", sum))
 	}
 	return errors.Join(errs...)
+}
+
+// validateCapacity checks the capacity model's fields.
+func (c *Config) validateCapacity() []error {
+	var errs []error
+	if c.MaxRunning < 0 {
+		errs = append(errs, fmt.Errorf("max_running: must be >= 0 (0: unlimited), got %d", c.MaxRunning))
+	}
+	if c.MaxQueue < 0 {
+		errs = append(errs, fmt.Errorf("max_queue: must be >= 0 (0: unlimited), got %d", c.MaxQueue))
+	}
+	if math.IsNaN(c.BatchSlowdown) || math.IsInf(c.BatchSlowdown, 0) || c.BatchSlowdown < 0 {
+		errs = append(errs, fmt.Errorf("batch_slowdown: must be a finite number >= 0, got %v", c.BatchSlowdown))
+	}
+	return errs
 }
 
 func isFault(s string) bool {

@@ -30,7 +30,14 @@ type Record struct {
 	PlannedTTFT   time.Duration
 	PlannedITL    time.Duration // mean of the planned gaps
 
-	Received  time.Time // the handler began
+	Received time.Time // the handler began
+	// QueueWait is how long the request waited for an engine slot
+	// (Config.MaxRunning): its TTFT clock started at Received+QueueWait.
+	// 0 when a slot was free at once.
+	QueueWait time.Duration
+	// QueueFull is set when the request was refused with a 503 because
+	// Config.MaxQueue requests were already waiting.
+	QueueFull bool
 	HeadersAt time.Time // response headers flushed
 	// FirstContentAt is when the first chunk with content was handed to the
 	// connection (just before its write and flush).

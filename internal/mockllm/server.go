@@ -28,6 +28,14 @@ type Stats struct {
 	Completed     int64 `json:"completed_streams"`
 	Faults        int64 `json:"faults"`
 	ClientGone    int64 `json:"client_gone"`
+	// Running is the completion requests holding an engine slot now (in
+	// prefill or decode); Queued those waiting for one, MaxQueued the peak
+	// of Queued, and Rejected those refused with a 503 because the queue
+	// was full (Config.MaxQueue).
+	Running   int64 `json:"running"`
+	Queued    int64 `json:"queued"`
+	MaxQueued int64 `json:"max_queued"`
+	Rejected  int64 `json:"rejected"`
 }
 
 // Server is the mock. Its zero value is not usable; call New.
@@ -41,6 +49,8 @@ type Server struct {
 	created int64
 
 	requests, active, maxActive, completed, faults, gone atomic.Int64
+	faultsByKind                                         map[string]*atomic.Int64
+	eng                                                  *engine
 
 	mux *http.ServeMux
 
@@ -64,7 +74,11 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, hist: newHistory(cfg.HistorySize), seed: cfg.Seed, created: time.Now().Unix()}
+	s := &Server{cfg: cfg, hist: newHistory(cfg.HistorySize), seed: cfg.Seed, created: time.Now().Unix(),
+		eng: newEngine(cfg.MaxRunning, cfg.MaxQueue), faultsByKind: map[string]*atomic.Int64{}}
+	for _, f := range Faults {
+		s.faultsByKind[f] = new(atomic.Int64)
+	}
 	if s.seed == 0 {
 		s.seed = rand.Uint64()
 	}
@@ -169,7 +183,19 @@ func (s *Server) Stats() Stats {
 	return Stats{
 		Requests: s.requests.Load(), ActiveStreams: s.active.Load(), MaxStreams: s.maxActive.Load(),
 		Completed: s.completed.Load(), Faults: s.faults.Load(), ClientGone: s.gone.Load(),
+		Running: s.eng.running.Load(), Queued: s.eng.queued.Load(), MaxQueued: s.eng.maxQueued.Load(),
+		Rejected: s.eng.rejected.Load(),
 	}
+}
+
+// FaultCounts returns how many requests got each fault kind so far (every
+// kind of Faults is present); their sum is Stats.Faults.
+func (s *Server) FaultCounts() map[string]int64 {
+	out := make(map[string]int64, len(s.faultsByKind))
+	for k, n := range s.faultsByKind {
+		out[k] = n.Load()
+	}
+	return out
 }
 
 func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
@@ -191,9 +217,10 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	out := struct {
 		Record
-		TTFTSeconds float64   `json:"ttft_s"`
-		ITLSeconds  []float64 `json:"itl_s"`
-	}{Record: rec, TTFTSeconds: rec.TTFT().Seconds()}
+		TTFTSeconds      float64   `json:"ttft_s"`
+		QueueWaitSeconds float64   `json:"queue_wait_s"`
+		ITLSeconds       []float64 `json:"itl_s"`
+	}{Record: rec, TTFTSeconds: rec.TTFT().Seconds(), QueueWaitSeconds: rec.QueueWait.Seconds()}
 	for _, d := range rec.ITLs() {
 		out.ITLSeconds = append(out.ITLSeconds, d.Seconds())
 	}

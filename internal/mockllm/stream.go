@@ -123,7 +123,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 	if s.cfg.RecordTokenTimes {
 		rec.ChunkTimes = make([]time.Time, 0, (p.tokens+s.cfg.TokensPerChunk-1)/s.cfg.TokensPerChunk)
 	}
-	due := rec.Received.Add(p.ttft)
+	due := rec.Received.Add(rec.QueueWait + p.ttft)
 	text := make([]byte, 0, 16*s.cfg.TokensPerChunk)
 	chunks := 0
 	for sent := 0; sent < p.tokens; {
@@ -188,8 +188,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 		rec.SentChunks++
 		sent += n
 		rec.SentTokens = sent
+		f := s.eng.slowdown(s.cfg.BatchSlowdown)
 		for i := 0; i < n && sent < p.tokens; i++ {
-			due = due.Add(jitter(rng, p.itl, p.jitter))
+			due = due.Add(slowed(jitter(rng, p.itl, p.jitter), f))
 		}
 	}
 	cw.choice("", "", p.finish)

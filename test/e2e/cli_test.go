@@ -112,7 +112,7 @@ func TestComponentsMatchManifest(t *testing.T) {
 		"span_metrics", "forward",
 		"health_check", "pprof", "zpages", "file_storage",
 		// ours
-		"llm_loadgen", "nvidia_gpu", "inference_log", "llm_semconv", "span_guard", "llm_metrics", "load_report",
+		"llm_loadgen", "nvidia_gpu", "inference_log", "llm_semconv", "span_guard", "llm_metrics", "load_report", "mock_llm",
 	} {
 		assert.True(t, names[want], "component type %q is not in the binary", want)
 	}
