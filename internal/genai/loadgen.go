@@ -9,3 +9,20 @@ const (
 	AttrLoadgenShardIndex = "llm_loadgen.shard.index"
 	AttrLoadgenShardCount = "llm_loadgen.shard.count"
 )
+
+// Span attributes of llm_loadgen's live client spans that other components
+// read: load_report's per-request CSV and its target-rate line.
+const (
+	// AttrLoadgenTargetRate is the offered request rate (requests per second)
+	// the schedule had when the request was due.
+	AttrLoadgenTargetRate = "llm_loadgen.target_rate"
+	// AttrLoadgenSequence is the request's number in the run.
+	AttrLoadgenSequence = "llm_loadgen.sequence"
+	// AttrLoadgenQueueTime is the time from the scheduled send to leaving
+	// the client-side queue, in seconds.
+	AttrLoadgenQueueTime = "llm_loadgen.queue_time"
+	// AttrLoadgenITLMean and AttrLoadgenITLMax are the mean and largest gap
+	// between content chunks, in seconds.
+	AttrLoadgenITLMean = "llm_loadgen.itl_mean"
+	AttrLoadgenITLMax  = "llm_loadgen.itl_max"
+)

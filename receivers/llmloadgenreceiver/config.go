@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -103,6 +104,11 @@ type Config struct {
 	FlushInterval time.Duration `mapstructure:"flush_interval"`
 	// ProgressInterval is the period of the progress log line; 0 disables it.
 	ProgressInterval time.Duration `mapstructure:"progress_interval"`
+	// ProgressOutput is where live mode's progress goes: log (a structured
+	// line in the collector's log every metrics.interval) or console (a line
+	// for people on standard output every progress_interval, plus a line
+	// when the run starts and ends). Synthetic mode logs only.
+	ProgressOutput string `mapstructure:"progress_output"`
 	// Backpressure controls how the generator slows down when the next
 	// consumer refuses data.
 	Backpressure BackpressureConfig `mapstructure:"backpressure"`
@@ -379,6 +385,14 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.ProgressInterval < 0 {
 		add(fmt.Errorf("progress_interval: must be >= 0, got %v", cfg.ProgressInterval))
+	}
+	switch {
+	case !slices.Contains(progressOutputs, cfg.ProgressOutput):
+		add(fmt.Errorf("progress_output: unknown value %q; allowed values: %s", cfg.ProgressOutput, strings.Join(progressOutputs, ", ")))
+	case cfg.ProgressOutput == progressConsole && cfg.Mode != modeLive:
+		add(fmt.Errorf("progress_output: %q needs mode %q (synthetic mode logs its progress)", progressConsole, modeLive))
+	case cfg.ProgressOutput == progressConsole && cfg.ProgressInterval == 0:
+		add(fmt.Errorf("progress_output: %q needs a progress_interval above 0", progressConsole))
 	}
 	if cfg.Backpressure.InitialBackoff <= 0 {
 		add(fmt.Errorf("backpressure.initial_backoff: must be > 0, got %v", cfg.Backpressure.InitialBackoff))

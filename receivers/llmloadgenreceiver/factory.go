@@ -68,6 +68,7 @@ func createDefaultConfig() component.Config {
 		BatchSize:        100,
 		FlushInterval:    200 * time.Millisecond,
 		ProgressInterval: 10 * time.Second,
+		ProgressOutput:   progressLog,
 		Backpressure:     BackpressureConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 2 * time.Second},
 		Live:             defaultLiveConfig(),
 		Shard:            ShardConfig{Count: 1},

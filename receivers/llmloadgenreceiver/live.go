@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,8 +66,10 @@ type liveRunner struct {
 	schedDone chan struct{}
 	outDone   chan struct{}
 
-	version string
-	summary liveSummary
+	version  string
+	summary  liveSummary
+	progress liveProgress
+	console  io.Writer // where progress_output console prints; standard output
 
 	// Sharding (shard.go): this process's part of the run's schedule.
 	plan     shardPlan
@@ -108,6 +112,7 @@ func newLiveRunner(l *loadgen) (runner, error) {
 		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		version: l.set.BuildInfo.Version,
 		plan:    plan, sched: newScheduleStats(), requests: plan.share(l.cfg.Requests),
+		console: os.Stdout,
 	}
 	if plan.identified() {
 		r.runID = plan.runID + "-" + strconv.Itoa(plan.index)
@@ -176,6 +181,11 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	now := time.Now()
 	start := r.plan.begin(now)
 	r.readyAt = now
+	var console io.Writer
+	if r.cfg.ProgressOutput == progressConsole {
+		console = r.console
+	}
+	r.progress.init(console, start, r.cfg.Arrival)
 	out := newLiveRenderer(r.lc, r.version, now)
 	out.plan = r.plan
 	out.reset(r.version)
@@ -190,6 +200,8 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 			zap.String("arrival", r.cfg.Arrival.Type), zap.Int("max_concurrency", r.lc.MaxConcurrency),
 			zap.Uint64("seed", r.seed), zap.String("run_id", r.plan.runID), zap.Int("shard_index", r.plan.index),
 			zap.Int("shard_count", r.plan.count), zap.Time("start_at", start))
+		r.progress.print(fmt.Sprintf("llm_loadgen: live load against %s, model %s: %s", r.client.url, r.lc.Model,
+			describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
 		switch {
 		case !r.plan.waitStart(schedCtx):
 		case r.lc.Sweep.StepDuration > 0:
@@ -250,6 +262,7 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 	src := newRand(r.idRand.Uint64())
 	r.idMu.Unlock()
 	o := r.plan.arrivals(a, r.step, src)
+	prof := newProfile(a) // the run's offered rate over time, for the target-rate attribute
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	// Arrivals due before the runner could send them (a shard started after
@@ -288,9 +301,10 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 		r.ltel.lag.Record(context.Background(), lag)
 		r.sched.record(lag)
 		r.inflight.Add(1)
+		rate := prof.at(t)
 		go func() {
 			defer r.inflight.Done()
-			r.request(sched)
+			r.request(sched, rate)
 		}()
 	}
 }
@@ -354,7 +368,7 @@ func (r *liveRunner) user(ctx context.Context, id int, target *atomic.Int64, see
 			return
 		}
 		r.inflight.Add(1)
-		r.request(time.Now())
+		r.request(time.Now(), 0)
 		r.inflight.Done()
 		if think > 0 {
 			timer.Reset(time.Duration(rng.ExpFloat64() * float64(think)))
@@ -367,10 +381,12 @@ func (r *liveRunner) user(ctx context.Context, id int, target *atomic.Int64, see
 	}
 }
 
-// request runs one request scheduled at sched and hands its result to the
+// request runs one request scheduled at sched, when the schedule offered
+// rate requests per second (0 in a closed loop), and hands its result to the
 // output loop.
-func (r *liveRunner) request(sched time.Time) {
-	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched}
+func (r *liveRunner) request(sched time.Time, rate float64) {
+	r.progress.sent.Add(1)
+	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate}
 	r.idMu.Lock()
 	t0, t1, s0 := r.idRand.Uint64(), r.idRand.Uint64(), r.idRand.Uint64()|1
 	r.idMu.Unlock()
@@ -449,6 +465,12 @@ func (r *liveRunner) output(rd *liveRenderer) {
 	defer flush.Stop()
 	metricsTick := time.NewTicker(r.cfg.Metrics.Interval)
 	defer metricsTick.Stop()
+	var progress <-chan time.Time
+	if r.progress.out != nil {
+		t := time.NewTicker(r.cfg.ProgressInterval)
+		defer t.Stop()
+		progress = t.C
+	}
 	for {
 		select {
 		case res, ok := <-r.results:
@@ -456,9 +478,11 @@ func (r *liveRunner) output(rd *liveRenderer) {
 				r.flushTraces(ctx, rd)
 				r.flushMetrics(ctx, rd)
 				r.summary.log(r.logger, true)
+				r.progress.print(r.summary.describe())
 				return
 			}
 			r.summary.add(res)
+			r.progress.add(res)
 			if r.l.traces != nil {
 				rd.render(res)
 			}
@@ -473,6 +497,8 @@ func (r *liveRunner) output(rd *liveRenderer) {
 		case <-metricsTick.C:
 			r.flushMetrics(ctx, rd)
 			r.summary.log(r.logger, false)
+		case now := <-progress:
+			r.progress.print(r.progress.line(now))
 		}
 	}
 }

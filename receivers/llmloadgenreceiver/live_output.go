@@ -18,7 +18,7 @@ import (
 // Attributes of live client spans beyond the GenAI conventions: measured
 // timings in seconds, from the scheduled send time unless stated.
 const (
-	attrLiveQueueTime   = "llm_loadgen.queue_time"    // scheduled → dispatched from the client queue
+	attrLiveQueueTime   = genai.AttrLoadgenQueueTime  // scheduled → dispatched from the client queue
 	attrLiveDNS         = "llm_loadgen.dns_time"      // DNS lookup
 	attrLiveConnect     = "llm_loadgen.connect_time"  // TCP connect
 	attrLiveTLS         = "llm_loadgen.tls_time"      // TLS handshake
@@ -28,14 +28,14 @@ const (
 	attrLiveTTFC        = "llm_loadgen.ttfc"          // scheduled → first chunk with choices (role chunk counts)
 	attrLiveE2E         = "llm_loadgen.e2e"           // scheduled → last content chunk
 	attrLiveTPOT        = "llm_loadgen.tpot"          // (e2e − ttft)/(output tokens − 1)
-	attrLiveITLMean     = "llm_loadgen.itl_mean"      // mean gap between content chunks
-	attrLiveITLMax      = "llm_loadgen.itl_max"       // largest gap
+	attrLiveITLMean     = genai.AttrLoadgenITLMean    // mean gap between content chunks
+	attrLiveITLMax      = genai.AttrLoadgenITLMax     // largest gap
 	attrLiveChunks      = "llm_loadgen.chunks"        // content chunks
 	attrLiveEvents      = "llm_loadgen.events"        // SSE events parsed
 	attrLiveDone        = "llm_loadgen.done_seen"     // data: [DONE] arrived
 	attrLiveUsageSeen   = "llm_loadgen.usage_seen"    // a usage object arrived
 	attrLiveRequestID   = "llm_loadgen.request_id"    // server's x-request-id
-	attrLiveSeq         = "llm_loadgen.sequence"      // request number in the run
+	attrLiveSeq         = genai.AttrLoadgenSequence   // request number in the run
 	attrLiveRetryAfter  = "llm_loadgen.retry_after"   // Retry-After of a refused request
 	attrLiveErrorDetail = "llm_loadgen.error_message" // what went wrong, in words
 	attrHTTPStatus      = "http.response.status_code"
@@ -145,6 +145,9 @@ func (r *liveRenderer) render(res *liveResult) {
 	a.PutInt(genai.AttrUsageInputTokens, int64(res.InputTokens))
 	a.PutInt(genai.AttrUsageOutputTokens, int64(res.OutputTokens))
 	a.PutInt(attrLiveSeq, res.Seq)
+	if res.TargetRate > 0 {
+		a.PutDouble(genai.AttrLoadgenTargetRate, res.TargetRate)
+	}
 	a.PutDouble(attrLiveQueueTime, secs(sub(res.Dispatched, res.Scheduled)))
 	if d := res.Net.phase(netDNSStart, netDNSDone); d > 0 {
 		a.PutDouble(attrLiveDNS, secs(d))

@@ -46,6 +46,7 @@ const (
 type liveResult struct {
 	Seq        int64
 	Scheduled  time.Time // when the request was due to be sent
+	TargetRate float64   // offered rate (req/s) of the schedule at Scheduled; 0 in a closed loop
 	Dispatched time.Time // when it left the client-side queue
 	// Net holds DNS, connect and TLS times; the transport may report them
 	// from its dialing goroutine.

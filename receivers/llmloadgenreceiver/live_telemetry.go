@@ -3,6 +3,7 @@ package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -148,4 +150,17 @@ func (s *liveSummary) log(logger *zap.Logger, final bool) {
 		zap.Float64("completed_per_s", rate), zap.Float64("output_tokens_per_s", tokRate),
 		zap.Float64("ttft_p50_s", quantile(ttft, 0.5)), zap.Float64("ttft_p99_s", quantile(ttft, 0.99)),
 		zap.Float64("tpot_p50_s", quantile(tpot, 0.5)), zap.Float64("tpot_p99_s", quantile(tpot, 0.99)))
+}
+
+// describe is the run's last line on the console: "llm_loadgen: run
+// finished: 1,502 requests in 61.0 s (1,499 ok, 3 errors)".
+func (s *liveSummary) describe() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wall := 0.0
+	if !s.first.IsZero() && s.last.After(s.first) {
+		wall = s.last.Sub(s.first).Seconds()
+	}
+	return fmt.Sprintf("llm_loadgen: run finished: %s requests in %s (%s ok, %s errors)",
+		humanfmt.Int(s.ok+s.errs), humanfmt.Seconds(wall), humanfmt.Int(s.ok), humanfmt.Int(s.errs))
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,11 +280,36 @@ func TestLiveFaultClassification(t *testing.T) {
 	}
 }
 
+// refusedAddr returns a loopback address nothing listens on: a port below
+// the kernel's ephemeral range, where neither an outgoing connection nor a
+// listener on port 0 (every other test's servers) lands, checked free by
+// binding it and closing. A port that listening on 127.0.0.1:0 returned
+// would be in that range, free for any other test to bind meanwhile.
+func refusedAddr(t *testing.T) string {
+	t.Helper()
+	const floor = 20000
+	low := 32768 // Linux's default start of the ephemeral range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > floor+1000 {
+				low = v
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
+	for i := 0; i < 100; i++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", floor+r.IntN(low-floor))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			require.NoError(t, ln.Close())
+			return addr
+		}
+	}
+	t.Fatalf("no free loopback port in %d-%d after 100 tries", floor, low-1)
+	return ""
+}
+
 func TestLiveConnectionRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	addr := refusedAddr(t)
 	run := startLive(t, liveConfig("http://"+addr, 1, 10))
 	spans := run.spans(t, 1)
 	run.stop(t)
