@@ -23,6 +23,7 @@ type xy struct{ x, y float64 }
 
 type series struct {
 	name   string
+	class  string // extra CSS class of the line, e.g. "target"
 	color  string
 	dashed bool
 	points []xy // NaN y breaks the line
@@ -170,7 +171,11 @@ func lineChart(id, title, xLabel, yLabel string, ss []series, marks []marker) st
 		if se.dashed {
 			dash = ` stroke-dasharray="6 4"`
 		}
-		s.f(`<path class="series" d="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.TrimSpace(d.String()), se.color, dash)
+		class := "series"
+		if se.class != "" {
+			class += " " + se.class
+		}
+		s.f(`<path class="%s" d="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, class, strings.TrimSpace(d.String()), se.color, dash)
 		for _, p := range se.points {
 			if !math.IsNaN(p.y) && len(se.points) <= 60 {
 				s.f(`<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>`, sx(p.x), sy(p.y), se.color)
@@ -280,7 +285,7 @@ func charts(r *Report) map[string]string {
 	out["itl_histogram"] = histogramChart("itl-histogram", "ITL distribution", "inter-token latency (s, log-spaced bins)", r.Histograms.ITL)
 
 	achieved := series{name: "achieved (sent/s)", color: palette[0]}
-	target := series{name: "target", color: palette[1], dashed: true}
+	target := series{name: "target", class: "target", color: palette[1], dashed: true}
 	for _, p := range pts {
 		achieved.points = append(achieved.points, xy{p.OffsetS, p.AchievedRPS})
 		target.points = append(target.points, xy{p.OffsetS, nanIfNil(p.TargetRPS)})

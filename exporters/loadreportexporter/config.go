@@ -14,9 +14,12 @@ const (
 	FormatJSON     = "json"
 	FormatMarkdown = "markdown"
 	FormatHTML     = "html"
+	// FormatCSV is the per-request table requests.csv (requests_csv.go),
+	// appended while the run goes on rather than rendered from the report.
+	FormatCSV = "csv"
 )
 
-var allFormats = []string{FormatJSON, FormatMarkdown, FormatHTML}
+var allFormats = []string{FormatJSON, FormatMarkdown, FormatHTML, FormatCSV}
 
 // Verdicts, from best to worst. NO_DATA is given to an SLO whose quantity
 // could not be measured (no requests, no span_guard counters).
@@ -50,10 +53,13 @@ type Config struct {
 	Directory string `mapstructure:"directory"`
 	// Interval between report writes during the run; 0 writes only at shutdown.
 	Interval time.Duration `mapstructure:"interval"`
-	// Formats to write: json, markdown, html.
+	// Formats to write: json, markdown, html, csv (requests.csv, one row per request).
 	Formats []string `mapstructure:"formats"`
 	// Title shown at the top of the report.
 	Title string `mapstructure:"title"`
+	// PrintSummary prints the final verdict, the SLO table and where the
+	// report is to standard output when the collector stops.
+	PrintSummary bool `mapstructure:"print_summary"`
 
 	// Dimensions: the attributes that name a row's target, model and scenario.
 	Dimensions DimensionsConfig `mapstructure:"dimensions"`
@@ -180,7 +186,7 @@ func createDefaultConfig() *Config {
 	return &Config{
 		Directory: "/tmp/otelcol-llm-report",
 		Interval:  10 * time.Second,
-		Formats:   []string{FormatJSON, FormatMarkdown, FormatHTML},
+		Formats:   []string{FormatJSON, FormatMarkdown, FormatHTML, FormatCSV},
 		Title:     "LLM load test report",
 		Dimensions: DimensionsConfig{
 			Target:   []string{"server.address"},

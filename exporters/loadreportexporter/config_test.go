@@ -22,9 +22,9 @@ func TestCreateDefaultConfig(t *testing.T) {
 	c := cfg.(*Config)
 	// The default SLOs are the streaming-chat baseline.
 	require.Len(t, c.SLOs, 3)
-	assert.Equal(t, "PASS < 2.1; FAIL > 3.8", objective(c.SLOs[0]))
-	assert.Equal(t, "PASS < 0.003; FAIL ≥ 0.01", objective(c.SLOs[1]))
-	assert.Equal(t, "FAIL > 0.12", objective(c.SLOs[2]))
+	assert.Equal(t, "PASS < 2.10 s; FAIL > 3.80 s", objective(c.SLOs[0]))
+	assert.Equal(t, "PASS < 0.300 %; FAIL ≥ 1.00 %", objective(c.SLOs[1]))
+	assert.Equal(t, "FAIL > 12.0 %", objective(c.SLOs[2]))
 }
 
 func TestLoadConfig(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -43,8 +45,10 @@ type reportExporter struct {
 	loopDone chan struct{}
 	stopOnce sync.Once
 	// onStop is called (once) when the exporter asks the collector to stop;
-	// by default it reports a fatal status through the host.
+	// by default it sends the process SIGTERM (stopBySignal).
 	onStop func(host component.Host, reason error)
+	// console receives the summary that print_summary prints at the end.
+	console io.Writer
 }
 
 func newReportExporter(cfg *Config, set component.TelemetrySettings) (*reportExporter, error) {
@@ -58,16 +62,32 @@ func newReportExporter(cfg *Config, set component.TelemetrySettings) (*reportExp
 	}
 	e := &reportExporter{cfg: cfg, logger: set.Logger, tel: tel, rd: rd, now: time.Now}
 	e.st = newState(cfg, func() time.Time { return e.now() })
-	e.onStop = reportFatal
+	e.onStop = stopBySignal
+	e.console = os.Stdout
 	return e, nil
 }
 
-// reportFatal asks the collector to stop. A component can only do this by
-// reporting a fatal error status: the service forwards it to the collector's
-// asynchronous error channel and the collector shuts down (exit status 0
-// unless a component's Shutdown returns an error). The send is unbuffered and
-// may never be read if the collector is already stopping, so it runs on its
-// own goroutine.
+// stopBySignal asks the collector to stop as an operator's Ctrl-C would: it
+// sends its own process SIGTERM, which the collector takes as a graceful
+// shutdown and logs at info level. (A component's other way, a fatal error
+// status, makes the collector log an error with a stack trace although the
+// run ended as planned.) Only where the signal cannot be sent does it fall
+// back to the fatal status.
+func stopBySignal(host component.Host, reason error) {
+	p, err := os.FindProcess(os.Getpid())
+	if err == nil {
+		err = p.Signal(syscall.SIGTERM)
+	}
+	if err != nil {
+		reportFatal(host, reason)
+	}
+}
+
+// reportFatal asks the collector to stop by reporting a fatal error status:
+// the service forwards it to the collector's asynchronous error channel and
+// the collector shuts down (exit status 0 unless a component's Shutdown
+// returns an error). The send is unbuffered and may never be read if the
+// collector is already stopping, so it runs on its own goroutine.
 func reportFatal(host component.Host, reason error) {
 	go componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(reason))
 }
@@ -115,6 +135,9 @@ func (e *reportExporter) shutdown(ctx context.Context) error {
 		return err
 	}
 	e.logger.Info("Load report written", zap.String("directory", e.cfg.Directory), zap.String("summary", r.describe()))
+	if e.cfg.PrintSummary {
+		fmt.Fprint(e.console, consoleSummary(r, e.reportDir(r), e.cfg.Formats))
+	}
 	if atLeast(r.Verdict, e.cfg.Exit.OnVerdict) {
 		return fmt.Errorf("%w: overall verdict %s reaches exit.on_verdict %q (%s); report in %s",
 			errVerdict, r.Verdict, e.cfg.Exit.OnVerdict, r.describe(), e.cfg.Directory)
@@ -171,7 +194,7 @@ func (e *reportExporter) runOver() string {
 
 func (e *reportExporter) requestStop(reason error) {
 	e.stopOnce.Do(func() {
-		e.logger.Warn("Asking the collector to stop", zap.Error(reason))
+		e.logger.Info("Asking the collector to stop", zap.Error(reason))
 		e.onStop(e.host, reason)
 	})
 }
@@ -181,6 +204,9 @@ func (e *reportExporter) writeReport(ctx context.Context, dir string, r *Report,
 	e.tel.verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("verdict", r.Verdict), attribute.Bool("final", final)))
 	var errs []error
 	for _, f := range e.cfg.Formats {
+		if f == FormatCSV {
+			continue // appended as spans arrive (requests_csv.go)
+		}
 		data, err := e.rd.render(f, r)
 		if err == nil {
 			err = writeAtomic(dir, fileNames[f], data)

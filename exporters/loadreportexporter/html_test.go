@@ -3,6 +3,8 @@ package loadreportexporter
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"image/png"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -90,30 +93,43 @@ func consoleProblems(stderr string) []string {
 	return out
 }
 
-func writeSweepHTML(t *testing.T, dir string) string {
+// writeSweepReport runs the exporter on the sweep into dir, as the collector
+// would, and returns the path of report.html; requests.csv lies next to it.
+func writeSweepReport(t *testing.T, dir string) string {
 	cfg := testConfig(t)
-	st := newTestState(cfg)
-	st.consumeTraces(sweepRun())
-	r := st.build(true)
+	cfg.Directory = dir
+	e, err := newReportExporter(cfg, componenttest.NewNopTelemetrySettings())
+	require.NoError(t, err)
+	e.now = fixedNow
+	e.st.now = fixedNow
+	var console bytes.Buffer
+	e.console = &console
+	cfg.PrintSummary = true
+	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, e.consumeTraces(context.Background(), sweepRun()))
+	require.NoError(t, e.shutdown(context.Background()))
+	var r Report
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &r))
 	require.NotNil(t, r.LoadCurve, "a four-step sweep has a load curve")
 	require.NotNil(t, r.LoadCurve.Knee)
-	rd, err := newRenderer(cfg.CancelledErrorTypes)
-	require.NoError(t, err)
-	html, err := rd.render(FormatHTML, r)
-	require.NoError(t, err)
-	p := filepath.Join(dir, "report.html")
-	require.NoError(t, os.WriteFile(p, html, 0o644))
-	return p
+	require.Contains(t, console.String(), "report: "+filepath.Join(dir, "report.html"))
+	return filepath.Join(dir, "report.html")
 }
 
 // TestHTMLSelfContained checks, without a browser, that the page loads
 // nothing from elsewhere and carries every chart with drawn content.
 func TestHTMLSelfContained(t *testing.T) {
-	raw, err := os.ReadFile(writeSweepHTML(t, t.TempDir()))
+	raw, err := os.ReadFile(writeSweepReport(t, t.TempDir()))
 	require.NoError(t, err)
 	html := string(raw)
-	for _, banned := range []string{"<script", "<link", "@import", "url(", "src=", "href="} {
+	for _, banned := range []string{"<script", "<link", "@import", "url(", "src=", `href="http`, `href="/`, `href="file:`} {
 		assert.NotContains(t, html, banned)
+	}
+	// The only links are to the files next to the page.
+	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(html, -1) {
+		assert.Contains(t, []string{"report.json", "report.md", "report.html", "requests.csv"}, m[1])
 	}
 	for _, id := range chartIDs {
 		i := strings.Index(html, `<svg id="`+id+`"`)
@@ -131,7 +147,7 @@ func TestHTMLSelfContained(t *testing.T) {
 func TestHTMLInChromium(t *testing.T) {
 	bin := chromiumPath(t)
 	dir := t.TempDir()
-	page := writeSweepHTML(t, dir)
+	page := writeSweepReport(t, dir)
 
 	// The detector itself must catch a page with a console error.
 	bad := filepath.Join(dir, "bad.html")
@@ -148,6 +164,19 @@ func TestHTMLInChromium(t *testing.T) {
 		assert.Regexp(t, `<(path class="series" d="M[^"]+L|rect class="bar")`, svg, "chart %s is empty", id)
 	}
 	assert.Contains(t, dom, `id="verdict"`)
+	// The target rate is drawn on the rate chart, as a line of its own.
+	rate := regexp.MustCompile(`(?s)<svg id="rate".*?</svg>`).FindString(dom)
+	assert.Regexp(t, `<path class="series target" d="M[^"]+L`, rate, "the rate chart draws the target line")
+	// The summary block opens the page: verdict, reason, the key number.
+	summary := regexp.MustCompile(`(?s)<section id="summary".*?</section>`).FindString(dom)
+	require.NotEmpty(t, summary, "summary block missing")
+	assert.Less(t, strings.Index(dom, `<section id="summary"`), strings.Index(dom, `<table id="slos"`), "the summary comes before the SLO table")
+	assert.Regexp(t, `id="summary-reason">[a-z_0-9]+ is [0-9.,]+ (ms|s|%) \(PASS`, summary)
+	assert.Regexp(t, `id="key-value" class="key-value">[0-9.,]+ (ms|s)<`, summary)
+	assert.Contains(t, summary, "bends upwards at", "the knee is named")
+	// The page links the per-request CSV, which holds one row per request.
+	assert.Contains(t, dom, `<a href="requests.csv">requests.csv</a>`)
+	checkRequestsCSV(t, filepath.Join(dir, "requests.csv"), sweepRun().SpanCount())
 
 	shotDir := os.Getenv("LOAD_REPORT_SCREENSHOT_DIR")
 	if shotDir == "" {
@@ -173,4 +202,43 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	assert.Greater(t, len(colors), 20, "the screenshot looks blank")
 	t.Logf("screenshot: %s (%dx%d)", shot, b.Dx(), b.Dy())
+}
+
+// checkRequestsCSV reads requests.csv as a spreadsheet would: the header is
+// the documented column set, and there is one row per request, each with a
+// start time, an outcome and, for successes, a TTFT and an E2E.
+func checkRequestsCSV(t *testing.T, path string, requests int) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	var names []string
+	for _, c := range csvColumns {
+		names = append(names, c.name)
+	}
+	require.Equal(t, names, recs[0])
+	require.Len(t, recs[1:], requests)
+	col := map[string]int{}
+	for i, n := range recs[0] {
+		col[n] = i
+	}
+	outcomes := map[string]int{}
+	for _, r := range recs[1:] {
+		_, err := time.Parse(time.RFC3339Nano, r[col["start_time"]])
+		require.NoError(t, err)
+		outcomes[r[col["outcome"]]]++
+		if r[col["outcome"]] == "ok" {
+			assert.NotEmpty(t, r[col["ttft_s"]])
+			assert.NotEmpty(t, r[col["e2e_s"]])
+			assert.NotEmpty(t, r[col["target_rps"]])
+		} else {
+			assert.NotEmpty(t, r[col["error_type"]])
+		}
+	}
+	assert.Positive(t, outcomes["ok"])
+	assert.Positive(t, outcomes["error"])
+	assert.Positive(t, outcomes["cancelled"])
 }

@@ -8,16 +8,18 @@ import (
 	htmltemplate "html/template"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	texttemplate "text/template"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
 )
 
 //go:embed templates/report.md.tmpl templates/report.html.tmpl
 var templateFS embed.FS
 
 // File names written in the report directory, by format.
-var fileNames = map[string]string{FormatJSON: "report.json", FormatMarkdown: "report.md", FormatHTML: "report.html"}
+var fileNames = map[string]string{FormatJSON: "report.json", FormatMarkdown: "report.md", FormatHTML: "report.html", FormatCSV: csvFileName}
 
 type namedLatency struct {
 	Name string
@@ -25,48 +27,32 @@ type namedLatency struct {
 }
 
 func templateFuncs(cancelled []string) map[string]any {
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	opt := func(f func(float64) string) func(*float64) string {
+		return func(p *float64) string {
+			if p == nil {
+				return "n/a"
+			}
+			return f(*p)
+		}
+	}
+	ms := func(v float64) string { return humanfmt.Sig(v * 1000) }
 	return map[string]any{
-		"num": func(v float64) string { return num(round(v)) },
-		"pct": func(v float64) string { return strconv.FormatFloat(round(v*100), 'g', 4, 64) + " %" },
-		"ms":  func(v float64) string { return strconv.FormatFloat(v*1000, 'f', 1, 64) },
-		"mib": func(v float64) string { return strconv.FormatFloat(v/(1<<20), 'f', 0, 64) },
-		"optnum": func(p *float64) string {
-			if p == nil {
-				return "n/a"
-			}
-			return strconv.FormatFloat(*p, 'f', 2, 64)
-		},
-		"optms": func(p *float64) string {
-			if p == nil {
-				return "n/a"
-			}
-			return strconv.FormatFloat(*p*1000, 'f', 1, 64)
-		},
-		"optpct": func(p *float64) string {
-			if p == nil {
-				return "n/a"
-			}
-			return strconv.FormatFloat(*p*100, 'f', 1, 64) + " %"
-		},
-		"quantity": func(s SLOResult) string {
-			if s.Percentile == 100 {
-				return s.Quantity + " max"
-			}
-			if s.Percentile != 0 {
-				return s.Quantity + " p" + num(s.Percentile)
-			}
-			return s.Quantity
-		},
+		"num":      humanfmt.Sig,
+		"int":      humanfmt.Int,
+		"pct":      humanfmt.Percent,
+		"ms":       ms,
+		"secs":     humanfmt.Seconds,
+		"mib":      func(v float64) string { return humanfmt.Sig(v / (1 << 20)) },
+		"optnum":   opt(humanfmt.Sig),
+		"optms":    opt(ms),
+		"optpct":   opt(humanfmt.Percent),
+		"quantity": sloLabel,
+		"csvIn":    func(files []string) bool { return slices.Contains(files, csvFileName) },
 		"sloValue": func(s SLOResult) string {
-			switch {
-			case s.Value == nil:
+			if s.Value == nil {
 				return "n/a"
-			case s.Unit == "s":
-				return strconv.FormatFloat(*s.Value*1000, 'f', 1, 64) + " ms"
-			default:
-				return strconv.FormatFloat(*s.Value*100, 'g', 4, 64) + " %"
 			}
+			return fmtSLOValue(s.Unit, *s.Value)
 		},
 		"latencies": func(r Row) []namedLatency {
 			var out []namedLatency

@@ -17,17 +17,25 @@ type Report struct {
 	Run         RunInfo      `json:"run"`
 	Accuracy    AccuracyInfo `json:"accuracy"`
 	Verdict     string       `json:"verdict"`
-	SLOs        []SLOResult  `json:"slos"`
-	Goodput     GoodputInfo  `json:"goodput_objectives"`
-	Total       Row          `json:"total"`
-	Rows        []Row        `json:"rows"`
-	SpanLoss    *SpanLoss    `json:"span_loss,omitempty"`
-	GPUs        []GPUSummary `json:"gpus,omitempty"`
-	Timeline    Timeline     `json:"timeline"`
-	LoadCurve   *LoadCurve   `json:"load_curve,omitempty"`
-	Histograms  Histograms   `json:"histograms"`
+	// Summary is what to read first: the verdict, the SLO that decided it
+	// and the number to look at (summary.go).
+	Summary Summary     `json:"summary"`
+	SLOs    []SLOResult `json:"slos"`
+	// SLOsNotEvaluated names the SLOs on a signal this pipeline does not
+	// have (span_loss without span_guard); they take no part in the verdict.
+	SLOsNotEvaluated []string     `json:"slos_not_evaluated,omitempty"`
+	Goodput          GoodputInfo  `json:"goodput_objectives"`
+	Total            Row          `json:"total"`
+	Rows             []Row        `json:"rows"`
+	SpanLoss         *SpanLoss    `json:"span_loss,omitempty"`
+	GPUs             []GPUSummary `json:"gpus,omitempty"`
+	Timeline         Timeline     `json:"timeline"`
+	LoadCurve        *LoadCurve   `json:"load_curve,omitempty"`
+	Histograms       Histograms   `json:"histograms"`
 	// Shards is the per-shard view of a distributed run (shards.go).
 	Shards *ShardReport `json:"shards,omitempty"`
+	// Files are the files written next to this one, by format.
+	Files []string `json:"files"`
 }
 
 // RunInfo describes the run window.
@@ -62,6 +70,8 @@ type SLOResult struct {
 	Unit       string   `json:"unit"`
 	Objective  string   `json:"objective"`
 	Verdict    string   `json:"verdict"`
+
+	cfg *SLOConfig // the objective judged (nil in a report read back from JSON)
 }
 
 // Latency is the distribution of one latency in seconds.
@@ -236,6 +246,9 @@ func (s *state) build(final bool) *Report {
 		Goodput: GoodputInfo{TTFT: cfg.Goodput.TTFT.Seconds(), TPOT: cfg.Goodput.TPOT.Seconds(), E2E: cfg.Goodput.E2E.Seconds()},
 	}
 	r.Run.Spans = s.spansSeen
+	for _, f := range cfg.Formats {
+		r.Files = append(r.Files, fileNames[f])
+	}
 
 	total := newGroup(groupKey{"all", "all", "all"}, s.spec)
 	keys := make([]groupKey, 0, len(s.groups))
@@ -293,13 +306,15 @@ func (s *state) build(final bool) *Report {
 	r.LoadCurve = s.loadCurve()
 	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
 
-	r.SLOs = evaluateSLOs(cfg.SLOs, &r.Total, r.SpanLoss)
+	r.SLOs, r.SLOsNotEvaluated = evaluateSLOs(cfg.SLOs, &r.Total, r.SpanLoss)
 	r.Verdict = overall(r.SLOs, cfg.Exit.NoData)
 	r.Total.Verdict = r.Verdict
 	for i := range r.Rows {
-		r.Rows[i].Verdict = overall(evaluateSLOs(cfg.SLOs, &r.Rows[i], r.SpanLoss), cfg.Exit.NoData)
+		slos, _ := evaluateSLOs(cfg.SLOs, &r.Rows[i], r.SpanLoss)
+		r.Rows[i].Verdict = overall(slos, cfg.Exit.NoData)
 	}
 	s.addShards(r)
+	r.Summary = summarize(r)
 	return r
 }
 

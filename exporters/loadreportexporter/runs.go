@@ -47,6 +47,7 @@ func (e *reportExporter) stateFor(runID string) *state {
 	}
 	st := newState(e.cfg, e.st.now)
 	st.runID = runID
+	st.dir = filepath.Join(e.cfg.Directory, runDir(runID))
 	e.runs[runID] = st
 	return st
 }
@@ -138,6 +139,8 @@ func (e *reportExporter) takePending() pending {
 		st.tel = pending{}
 		p.errorTypesFolded += q.errorTypesFolded
 		p.gpusFolded += q.gpusFolded
+		p.csvWritten += q.csvWritten
+		p.csvDropped += q.csvDropped
 		for k, n := range q.ignored {
 			if p.ignored == nil {
 				p.ignored = map[[2]string]int64{}
@@ -193,7 +196,11 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 	}
 	e.mu.Lock()
 	var jobs []job
+	var errs []error
 	for _, st := range e.states() {
+		if err := st.flushCSV(); err != nil {
+			errs = append(errs, err)
+		}
 		switch {
 		case st.runID == "" && (len(e.runs) == 0 || st.hasData()):
 			jobs = append(jobs, job{e.cfg.Directory, st.build(final)})
@@ -201,9 +208,10 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 			jobs = append(jobs, job{filepath.Join(e.cfg.Directory, runDir(st.runID)), st.build(final)})
 		}
 	}
+	p := e.takePending()
 	e.mu.Unlock()
+	e.tel.flushPending(ctx, &p)
 	var worst *Report
-	var errs []error
 	for _, j := range jobs {
 		if j.dir != e.cfg.Directory {
 			if err := os.MkdirAll(j.dir, 0o755); err != nil {

@@ -3,9 +3,12 @@ package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporte
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
 )
 
 var verdictRank = map[string]int{VerdictPass: 0, VerdictNoData: 1, VerdictWarn: 2, VerdictFail: 3}
@@ -66,23 +69,33 @@ func measure(c SLOConfig, row *Row, loss *SpanLoss) *float64 {
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// objective renders the thresholds, e.g. "PASS < 2.1; FAIL > 3.8".
+// sloUnit is the unit of an SLO's value: seconds for latencies, else a ratio.
+func sloUnit(c SLOConfig) string {
+	if slices.Contains(latencyQuantities, c.Quantity) {
+		return "s"
+	}
+	return "ratio"
+}
+
+// fmtSLOValue renders an SLO value for people: "612 ms", "0.310 %".
+func fmtSLOValue(unit string, v float64) string {
+	if unit == "s" {
+		return humanfmt.Seconds(v)
+	}
+	return humanfmt.Percent(v)
+}
+
+// objective renders the thresholds with units, e.g. "PASS < 2.10 s; FAIL > 3.80 s".
 func objective(c SLOConfig) string {
+	unit := sloUnit(c)
 	var parts []string
-	if c.PassBelow != nil {
-		parts = append(parts, "PASS < "+fmtNum(*c.PassBelow))
-	}
-	if c.PassAtOrAbove != nil {
-		parts = append(parts, "PASS ≥ "+fmtNum(*c.PassAtOrAbove))
-	}
-	if c.FailAbove != nil {
-		parts = append(parts, "FAIL > "+fmtNum(*c.FailAbove))
-	}
-	if c.FailAtOrAbove != nil {
-		parts = append(parts, "FAIL ≥ "+fmtNum(*c.FailAtOrAbove))
-	}
-	if c.FailBelow != nil {
-		parts = append(parts, "FAIL < "+fmtNum(*c.FailBelow))
+	for _, t := range []struct {
+		label string
+		p     *float64
+	}{{"PASS < ", c.PassBelow}, {"PASS ≥ ", c.PassAtOrAbove}, {"FAIL > ", c.FailAbove}, {"FAIL ≥ ", c.FailAtOrAbove}, {"FAIL < ", c.FailBelow}} {
+		if t.p != nil {
+			parts = append(parts, t.label+fmtSLOValue(unit, *t.p))
+		}
 	}
 	return strings.Join(parts, "; ")
 }
@@ -109,13 +122,17 @@ func judge(c SLOConfig, v float64) string {
 	return VerdictWarn
 }
 
-func evaluateSLOs(slos []SLOConfig, row *Row, loss *SpanLoss) []SLOResult {
-	out := make([]SLOResult, 0, len(slos))
-	for _, c := range slos {
-		res := SLOResult{Name: c.Name, Quantity: c.Quantity, Percentile: c.Percentile, Objective: objective(c), Unit: "ratio"}
-		if c.Percentile != 0 {
-			res.Unit = "s"
+// evaluateSLOs judges each SLO on row. An SLO on a signal the pipeline does
+// not have at all (span_loss without any span_guard data) is not evaluated:
+// its name is returned in skipped instead of a NO_DATA row.
+func evaluateSLOs(slos []SLOConfig, row *Row, loss *SpanLoss) (out []SLOResult, skipped []string) {
+	out = make([]SLOResult, 0, len(slos))
+	for i, c := range slos {
+		if c.Quantity == QuantitySpanLoss && loss == nil {
+			skipped = append(skipped, c.Name)
+			continue
 		}
+		res := SLOResult{Name: c.Name, Quantity: c.Quantity, Percentile: c.Percentile, Objective: objective(c), Unit: sloUnit(c), cfg: &slos[i]}
 		if v := measure(c, row, loss); v != nil {
 			res.Value = ptr(*v)
 			res.Verdict = judge(c, *v)
@@ -124,7 +141,7 @@ func evaluateSLOs(slos []SLOConfig, row *Row, loss *SpanLoss) []SLOResult {
 		}
 		out = append(out, res)
 	}
-	return out
+	return out, skipped
 }
 
 // overall is the worst verdict among the SLOs that could be measured; when

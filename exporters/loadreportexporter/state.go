@@ -1,6 +1,9 @@
 package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
 
 import (
+	"fmt"
+	"os"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -39,6 +42,11 @@ type state struct {
 	// inherit holds, during one consumeTraces call, the scenario of each
 	// trace that names one on any of its spans.
 	inherit map[pcommon.TraceID]string
+
+	// dir is the folder of this state's report; csv its requests.csv rows
+	// (nil when the csv format is off).
+	dir string
+	csv *requestTable
 }
 
 func newState(cfg *Config, now func() time.Time) *state {
@@ -55,7 +63,36 @@ func newState(cfg *Config, now func() time.Time) *state {
 		summaryDroppedBy: map[string]int64{},
 		streams:          map[string]*stream{},
 		gpus:             map[string]*gpuState{},
+		dir:              cfg.Directory,
+		csv:              newRequestTable(cfg),
 	}
+}
+
+func newRequestTable(cfg *Config) *requestTable {
+	if !slices.Contains(cfg.Formats, FormatCSV) {
+		return nil
+	}
+	return &requestTable{}
+}
+
+// flushCSV appends the buffered requests.csv rows to the file. Rows that
+// cannot be written are dropped (the buffer stays bounded) and counted.
+func (s *state) flushCSV() error {
+	if s.csv == nil {
+		return nil
+	}
+	rows := s.csv.pendingRows()
+	err := os.MkdirAll(s.dir, 0o755)
+	if err == nil {
+		err = s.csv.flush(s.dir)
+	}
+	if err != nil {
+		s.csv.discard()
+		s.tel.csvDropped += rows
+		return fmt.Errorf("writing %s: %w", csvFileName, err)
+	}
+	s.tel.csvWritten += rows
+	return nil
 }
 
 func (s *state) observeArrival() {

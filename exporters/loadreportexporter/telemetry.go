@@ -17,6 +17,8 @@ type pending struct {
 	errorTypesFolded int64
 	gpusFolded       int64
 	ignored          map[[2]string]int64 // {attribute, reason}
+	csvWritten       int64               // requests.csv rows appended
+	csvDropped       int64               // requests.csv rows lost to a failed write
 }
 
 func (p *pending) ignoredValue(attr, reason string) {
@@ -33,6 +35,7 @@ type telemetry struct {
 	folded   metric.Int64Counter
 	writes   metric.Int64Counter
 	verdicts metric.Int64Counter
+	csvRows  metric.Int64Counter
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -56,6 +59,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 			"Report files written, by format and outcome (success, error)."),
 		verdicts: counter("otelcol_load_report_verdicts", "{report}",
 			"Reports produced, by overall verdict (PASS, WARN, FAIL, NO_DATA) and whether final."),
+		csvRows: counter("otelcol_load_report_csv_rows", "{row}",
+			"Rows of requests.csv, by outcome (written, or dropped with reason write_error)."),
 	}
 	return t, errors.Join(errs...)
 }
@@ -74,6 +79,12 @@ func (t *telemetry) flushPending(ctx context.Context, p *pending) {
 	}
 	if p.gpusFolded > 0 {
 		t.folded.Add(ctx, p.gpusFolded, metric.WithAttributes(attribute.String("kind", "gpu")))
+	}
+	if p.csvWritten > 0 {
+		t.csvRows.Add(ctx, p.csvWritten, metric.WithAttributes(attribute.String("outcome", "written")))
+	}
+	if p.csvDropped > 0 {
+		t.csvRows.Add(ctx, p.csvDropped, metric.WithAttributes(attribute.String("outcome", "dropped"), attribute.String("reason", "write_error")))
 	}
 	for k, n := range p.ignored {
 		t.ignored.Add(ctx, n, metric.WithAttributes(attribute.String("attribute", k[0]), attribute.String("reason", k[1])))

@@ -53,7 +53,8 @@ func TestOwnTelemetry(t *testing.T) {
 	assert.EqualValues(t, 1, counterValue(t, tel, spans, map[string]string{"outcome": "span_guard_summary"}))
 	assert.EqualValues(t, 37, counterValue(t, tel, "otelcol_load_report_metric_points", map[string]string{"outcome": "used"}))
 	assert.EqualValues(t, 1, counterValue(t, tel, "otelcol_load_report_folded", map[string]string{"kind": "error_type"}))
-	for _, f := range allFormats {
+	assert.EqualValues(t, 50, counterValue(t, tel, "otelcol_load_report_csv_rows", map[string]string{"outcome": "written"}), "one requests.csv row per request span")
+	for _, f := range []string{FormatJSON, FormatMarkdown, FormatHTML} {
 		assert.EqualValues(t, 1, counterValue(t, tel, "otelcol_load_report_writes", map[string]string{"format": f, "outcome": "success"}))
 	}
 	assert.EqualValues(t, 1, counterValue(t, tel, "otelcol_load_report_verdicts", map[string]string{"verdict": "FAIL", "final": "true"}))

@@ -181,13 +181,35 @@ func (s *state) consumeTraces(td ptrace.Traces) map[string]int64 {
 			for k := 0; k < spans.Len(); k++ {
 				o := s.consumeSpan(spans.At(k), res)
 				out[o]++
-				if shard != nil && (o == spanRequest || o == spanGroupOverflow) {
+				if o != spanRequest && o != spanGroupOverflow {
+					continue
+				}
+				if shard != nil {
 					shard.addSpan(spans.At(k))
+				}
+				if s.csv != nil {
+					sp := spans.At(k)
+					s.csv.add(&csvRow{sp: sp, attrs: sp.Attributes(), res: res, key: s.requestKey(sp, res), cancelled: s.cfg.CancelledErrorTypes})
 				}
 			}
 		}
 	}
+	if s.csv != nil && s.csv.full() {
+		_ = s.flushCSV() // a failure is counted; the next report write logs it
+	}
 	return out
+}
+
+// requestKey is the row key of a request span: its own dimensions, with the
+// scenario of its trace when it names none.
+func (s *state) requestKey(sp ptrace.Span, res pcommon.Map) groupKey {
+	key := s.keyFor(sp.Attributes(), res)
+	if key.Scenario == defaultScenario {
+		if sc, ok := s.inherit[sp.TraceID()]; ok {
+			key.Scenario = sc
+		}
+	}
+	return key
 }
 
 func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
@@ -210,13 +232,7 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	if start <= 0 || end < start {
 		return spanBadTimestamps
 	}
-	key := s.keyFor(attrs, res)
-	if key.Scenario == defaultScenario {
-		if sc, ok := s.inherit[sp.TraceID()]; ok {
-			key.Scenario = sc
-		}
-	}
-	g, overflow := s.group(key)
+	g, overflow := s.group(s.requestKey(sp, res))
 	s.observeArrival()
 	dur := float64(end-start) / 1e9
 	g.requests++

@@ -1,0 +1,114 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
+)
+
+// Summary is the part of the report a person reads first.
+type Summary struct {
+	Verdict string `json:"verdict"`
+	// DecidedBy is the SLO that decided the verdict: of the SLOs with the
+	// overall verdict, the one closest to (or farthest past) its threshold.
+	DecidedBy string `json:"decided_by,omitempty"`
+	// Reason says why, with the value and the objective in units.
+	Reason string `json:"reason"`
+	// KeyMetric and KeyValue are the one number to look at: the latency
+	// percentile of the deciding SLO, else TTFT p95, else E2E p95.
+	KeyMetric string `json:"key_metric,omitempty"`
+	KeyValue  string `json:"key_value,omitempty"`
+	// Headline is one sentence with the run's size and rate.
+	Headline string `json:"headline"`
+	// Notes are further facts worth a look: the knee, errors, SLOs not
+	// evaluated, an interim report.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// pressure is how close value v is to c's PASS boundary: below 1 inside
+// it, above 1 past it.
+func pressure(c *SLOConfig, v float64) float64 {
+	if c.Quantity == QuantityGoodputRatio {
+		t := firstNonNil(c.PassAtOrAbove, c.FailBelow)
+		if t == nil || v <= 0 {
+			return math.Inf(1)
+		}
+		return *t / v
+	}
+	t := firstNonNil(c.PassBelow, c.FailAbove, c.FailAtOrAbove)
+	if t == nil || *t <= 0 {
+		return v
+	}
+	return v / *t
+}
+
+// decidingSLO returns the SLO result that decided the verdict, or nil when
+// no SLO could be measured.
+func decidingSLO(r *Report) *SLOResult {
+	var best *SLOResult
+	bestP := math.Inf(-1)
+	for i := range r.SLOs {
+		s := &r.SLOs[i]
+		if s.Value == nil || s.Verdict != r.Verdict || s.cfg == nil {
+			continue
+		}
+		if p := pressure(s.cfg, *s.Value); p > bestP {
+			best, bestP = s, p
+		}
+	}
+	return best
+}
+
+func sloLabel(s SLOResult) string {
+	switch {
+	case s.Percentile == 100:
+		return s.Quantity + " max"
+	case s.Percentile != 0:
+		return s.Quantity + " p" + fmtNum(s.Percentile)
+	}
+	return s.Quantity
+}
+
+func summarize(r *Report) Summary {
+	sum := Summary{Verdict: r.Verdict}
+	if d := decidingSLO(r); d != nil {
+		sum.DecidedBy = d.Name
+		sum.Reason = fmt.Sprintf("%s is %s (%s)", d.Name, fmtSLOValue(d.Unit, *d.Value), d.Objective)
+		if d.Unit == "s" {
+			sum.KeyMetric, sum.KeyValue = strings.ToUpper(d.Quantity)+strings.TrimPrefix(sloLabel(*d), d.Quantity), fmtSLOValue(d.Unit, *d.Value)
+		}
+	} else {
+		sum.Reason = "no SLO could be measured; the verdict follows exit.no_data"
+	}
+	if sum.KeyMetric == "" {
+		switch {
+		case r.Total.TTFT != nil:
+			sum.KeyMetric, sum.KeyValue = "TTFT p95", humanfmt.Seconds(r.Total.TTFT.P95)
+		case r.Total.E2E != nil:
+			sum.KeyMetric, sum.KeyValue = "E2E p95", humanfmt.Seconds(r.Total.E2E.P95)
+		}
+	}
+	t := r.Total
+	sum.Headline = fmt.Sprintf("%s requests over %s at %s req/s (%s output tokens/s), error rate %s",
+		humanfmt.Int(t.Requests), humanfmt.Seconds(r.Run.DurationS), humanfmt.Sig(t.RequestRate), humanfmt.Sig(t.OutputTokenPS), humanfmt.Percent(t.ErrorRate))
+	if lc := r.LoadCurve; lc != nil && lc.Knee != nil {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%s p95 bends upwards at %s req/s offered (knee; %s there)",
+			strings.ToUpper(lc.Knee.Latency), humanfmt.Sig(lc.Knee.OfferedRPS), humanfmt.Seconds(lc.Knee.LatencyP95)))
+	}
+	if len(t.ErrorsByType) > 0 {
+		parts := make([]string, 0, len(t.ErrorsByType))
+		for _, e := range t.ErrorsByType {
+			parts = append(parts, fmt.Sprintf("%s %s", e.Type, humanfmt.Int(e.Count)))
+		}
+		sum.Notes = append(sum.Notes, "errors by type: "+strings.Join(parts, ", "))
+	}
+	for _, name := range r.SLOsNotEvaluated {
+		sum.Notes = append(sum.Notes, name+" not evaluated: this pipeline has no span_guard data")
+	}
+	if !r.Final {
+		sum.Notes = append(sum.Notes, "interim report: the run is still going")
+	}
+	return sum
+}
