@@ -39,6 +39,9 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 		return nil, fmt.Errorf("%q uri is not supported by %q provider", uri, Scheme)
 	}
 	name = strings.TrimSuffix(name, ".yaml")
+	if name == ListName {
+		return nil, fmt.Errorf("builtin configurations (start one with --config builtin:<name>):\n%s", Describe(p.files, p.dir))
+	}
 	if name == "" || strings.ContainsAny(name, `/\`) {
 		return nil, fmt.Errorf("builtin config name %q is invalid; available: %s", name, strings.Join(Names(p.files, p.dir), ", "))
 	}
@@ -58,6 +61,24 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 func (*provider) Scheme() string { return Scheme }
 
 func (*provider) Shutdown(context.Context) error { return nil }
+
+// ListName is the name that lists the builtin configurations instead of
+// loading one: "--config builtin:list". The collector can only print what a
+// provider returns as an error, so the list comes as one (and the exit
+// status is 1).
+const ListName = "list"
+
+// Describe lists every builtin configuration with the first line of its
+// header comment, one per line.
+func Describe(files fs.FS, dir string) string {
+	var b strings.Builder
+	for _, n := range Names(files, dir) {
+		raw, _ := fs.ReadFile(files, path.Join(dir, n+".yaml"))
+		first, _, _ := strings.Cut(string(raw), "\n")
+		fmt.Fprintf(&b, "  %-16s %s\n", n, strings.TrimSpace(strings.TrimPrefix(first, "#")))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
 
 // Names lists the builtin configuration names found in dir of files, sorted.
 func Names(files fs.FS, dir string) []string {

@@ -50,7 +50,7 @@ func TestRetrieveAcceptsYAMLSuffix(t *testing.T) {
 	require.NoError(t, err)
 	conf, err := ret.AsConf()
 	require.NoError(t, err)
-	assert.True(t, conf.IsSet("receivers::otlp"))
+	assert.True(t, conf.IsSet("receivers::llm_loadgen"))
 }
 
 func TestRetrieveErrors(t *testing.T) {
@@ -91,4 +91,14 @@ func TestNames(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a", "b"}, Names(files, "c"))
 	assert.Empty(t, Names(files, "missing"))
+}
+
+func TestListNamesEveryConfig(t *testing.T) {
+	_, err := newTestProvider().Retrieve(t.Context(), "builtin:list", nil)
+	require.Error(t, err)
+	msg := err.Error()
+	for _, n := range Names(otelcolllm.Configs, otelcolllm.ConfigDir) {
+		require.Contains(t, msg, "\n  "+n+" ", "builtin:list names %s", n)
+	}
+	require.Contains(t, msg, "default          otelcol-llm's main job on a default config")
 }

@@ -43,7 +43,7 @@ func serviceSpans(sink *OTLPSink, service string) (total, distinct int) {
 }
 
 // forwardOverlay adds an OTLP exporter to the default configuration's trace
-// pipeline; the collector merges it over builtin:default.
+// pipeline; the collector merges it over builtin:otlp.
 func forwardOverlay(t *testing.T, sinkAddr string) string {
 	return writeFile(t, "forward.yaml", fmt.Sprintf(`
 exporters:
@@ -65,7 +65,7 @@ service:
 // answers, and SIGTERM stops it cleanly.
 func TestDefaultConfigForwardsTraces(t *testing.T) {
 	sink, sinkAddr := StartOTLPSink(t)
-	col := StartCollector(t, "--config", "builtin:default", "--config", "file:"+forwardOverlay(t, sinkAddr))
+	col := StartCollector(t, "--config", "builtin:otlp", "--config", "file:"+forwardOverlay(t, sinkAddr))
 	col.WaitHealthy(t, 30*time.Second)
 
 	const traces, spansPerTrace = 50, 20
@@ -97,7 +97,7 @@ func TestDefaultConfigForwardsTraces(t *testing.T) {
 // TestHealthCheckAndShutdown checks the health endpoint's answer and that
 // SIGTERM ends the process with status 0 within a bounded time.
 func TestHealthCheckAndShutdown(t *testing.T) {
-	col := StartCollector(t, "--config", "builtin:default")
+	col := StartCollector(t, "--config", "builtin:otlp")
 	col.WaitHealthy(t, 30*time.Second)
 
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", col.HealthPort))
