@@ -49,7 +49,9 @@ var csvColumns = []struct {
 	{"http_status", func(c *csvRow) string { return attrCell(c.attrs, "http.response.status_code") }},
 	{"target_rps", func(c *csvRow) string { return attrCell(c.attrs, genai.AttrLoadgenTargetRate) }},
 	{"queue_s", func(c *csvRow) string { return attrCell(c.attrs, genai.AttrLoadgenQueueTime) }},
-	{"ttft_s", func(c *csvRow) string { return attrCell(c.attrs, genai.AttrTimeToFirstChunk, genai.VLLMAttrTimeToFirstToken) }},
+	{"ttft_s", func(c *csvRow) string {
+		return attrCell(c.attrs, genai.AttrTimeToFirstChunk, genai.VLLMAttrTimeToFirstToken)
+	}},
 	{"e2e_s", func(c *csvRow) string { return secondsCell(spanSeconds(c.sp)) }},
 	{"tpot_s", func(c *csvRow) string { return tpotCell(c) }},
 	{"itl_mean_s", func(c *csvRow) string { return attrCell(c.attrs, genai.AttrLoadgenITLMean) }},
