@@ -81,7 +81,7 @@ func (p *liveProgress) line(now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%6.0fs ", elapsed)
 	if p.prof != nil {
-		fmt.Fprintf(&b, " offered %s", humanfmt.Rate(p.prof.at(max(elapsed, 0))))
+		fmt.Fprintf(&b, " offered %s", humanfmt.Rate(p.offered(p.lastAt.Sub(p.start).Seconds(), elapsed)))
 	}
 	if win > 0 {
 		fmt.Fprintf(&b, "  sent %s  done %s", humanfmt.Rate(float64(sent-p.lastSent)/win), humanfmt.Rate(float64(p.done-p.lastDone)/win))
@@ -92,6 +92,21 @@ func (p *liveProgress) line(now time.Time) string {
 	p.lastAt, p.lastSent, p.lastDone = now, sent, p.done
 	p.ttft, p.itl = p.ttft[:0], p.itl[:0]
 	return b.String()
+}
+
+// offered is the schedule's mean rate over [from, to] seconds since the
+// start, so that it compares with the sent and done rates of the same window.
+func (p *liveProgress) offered(from, to float64) float64 {
+	from, to = max(from, 0), max(to, 0)
+	if to <= from {
+		return p.prof.at(to)
+	}
+	const n = 16 // the profile is piecewise linear: the trapezoid rule is exact but at a stage's corner
+	sum := (p.prof.at(from) + p.prof.at(to)) / 2
+	for i := 1; i < n; i++ {
+		sum += p.prof.at(from + (to-from)*float64(i)/n)
+	}
+	return sum / n
 }
 
 // errors is the error count since the start with its split by error.type,

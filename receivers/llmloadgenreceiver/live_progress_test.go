@@ -27,15 +27,15 @@ func TestLiveProgressLine(t *testing.T) {
 	p.add(&liveResult{ErrorType: "rate_limit"})
 	p.add(&liveResult{ErrorType: "timeout"})
 	line := p.line(start.Add(5 * time.Second))
-	// Offered rate halfway through the 10 → 30 ramp; 60 sent and 53 done in
-	// 5 s; 7 in flight; TTFT 40..89 ms (nearest rank); ITL 10 and 12 ms.
-	assert.Equal(t, "     5s  offered 20.0/s  sent 12.0/s  done 10.6/s  in flight 7  TTFT p50 64.0 ms p95 87.0 ms  ITL p50 10.0 ms"+
+	// Offered: the mean of the 10 → 30 ramp over its first half; 60 sent and
+	// 53 done in 5 s; 7 in flight; TTFT 40..89 ms (nearest rank); ITL 10 and 12 ms.
+	assert.Equal(t, "     5s  offered 15.0/s  sent 12.0/s  done 10.6/s  in flight 7  TTFT p50 64.0 ms p95 87.0 ms  ITL p50 10.0 ms"+
 		"  errors 3 (rate_limit 2, timeout 1)", line)
 
 	// The next window starts empty; errors stay cumulative.
 	next := p.line(start.Add(10 * time.Second))
 	assert.Contains(t, next, "sent 0/s  done 0/s  in flight 7  TTFT p50 - p95 -  ITL p50 -  errors 3 (")
-	assert.Contains(t, next, "offered 30.0/s")
+	assert.Contains(t, next, "offered 25.0/s")
 
 	p.print("x")
 	assert.Equal(t, "x\n", out.String())
