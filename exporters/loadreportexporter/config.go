@@ -182,38 +182,6 @@ func defaultSLOs() []SLOConfig {
 	}
 }
 
-func createDefaultConfig() *Config {
-	return &Config{
-		Directory: "/tmp/otelcol-llm-report",
-		Interval:  10 * time.Second,
-		Formats:   []string{FormatJSON, FormatMarkdown, FormatHTML, FormatCSV},
-		Title:     "LLM load test report",
-		Dimensions: DimensionsConfig{
-			Target:   []string{"server.address"},
-			Model:    []string{"gen_ai.request.model", "gen_ai.response.model"},
-			Scenario: []string{"llm_loadgen.scenario", "loadgen.scenario"},
-		},
-		CancelledErrorTypes: []string{"cancelled", "canceled", "context_canceled", "context canceled", "client_cancelled", "client_canceled"},
-		TargetRate: TargetRateConfig{
-			Attributes: []string{"llm_loadgen.target_rate"},
-			Metrics:    []string{"llm_loadgen.target_rate", "otelcol_llm_loadgen_target_rate"},
-		},
-		Goodput: GoodputConfig{TTFT: 2100 * time.Millisecond},
-		SLOs:    defaultSLOs(),
-		Exit:    ExitConfig{OnVerdict: "none", MinRequests: 20, NoData: "fail"},
-		Limits: LimitsConfig{
-			MaxGroups:          200,
-			MaxErrorTypes:      32,
-			RelativeAccuracy:   0.01,
-			MaxSketchBins:      2048,
-			TimelineResolution: time.Second,
-			MaxTimelinePoints:  600,
-			MaxSeries:          20000,
-		},
-		Shards: defaultShardsConfig(),
-	}
-}
-
 func allowed(vals []string) string {
 	q := make([]string, len(vals))
 	for i, v := range vals {

@@ -127,37 +127,6 @@ func (r RateLimitConfig) enabled() bool { return r.SpansPerSecond > 0 || r.Bytes
 
 var _ component.Config = (*Config)(nil)
 
-func createDefaultConfig() component.Config {
-	return &Config{
-		MaxBatchSpans:            8192,
-		MaxBatchBytes:            3 << 20,
-		FlushTimeout:             200 * time.Millisecond,
-		MetadataCardinalityLimit: 1000,
-		TraceBudget: TraceBudgetConfig{
-			MaxSpans:  10000,
-			MaxBytes:  32 << 20,
-			Window:    30 * time.Second,
-			MaxTraces: 100000,
-		},
-		Compression: CompressionConfig{
-			Enabled:         true,
-			MaxSpanDuration: 100 * time.Millisecond,
-			MinRun:          2,
-		},
-		SpanLimits: SpanLimitsConfig{
-			Apply:             limitsOverBudget,
-			MaxAttributeBytes: 4096,
-			TruncationMarker:  "…",
-			MaxAttributes:     128,
-			MaxEvents:         128,
-			MaxLinks:          128,
-		},
-		Summary:        SummaryConfig{Enabled: true, MaxNames: 10},
-		MemoryLimitMiB: 512,
-		RateLimit:      RateLimitConfig{Key: "resource:service.name", MaxKeys: 10000},
-	}
-}
-
 // Validate checks the configuration; each error names the field and what it accepts.
 func (cfg *Config) Validate() error {
 	var errs []error

@@ -2,6 +2,7 @@ package spanguardprocessor // import "github.com/otelcol-llm/otelcol-llm/process
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -21,4 +22,35 @@ func NewFactory() processor.Factory {
 
 func createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
 	return newSpanGuard(set, cfg.(*Config), next)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		MaxBatchSpans:            8192,
+		MaxBatchBytes:            3 << 20,
+		FlushTimeout:             200 * time.Millisecond,
+		MetadataCardinalityLimit: 1000,
+		TraceBudget: TraceBudgetConfig{
+			MaxSpans:  10000,
+			MaxBytes:  32 << 20,
+			Window:    30 * time.Second,
+			MaxTraces: 100000,
+		},
+		Compression: CompressionConfig{
+			Enabled:         true,
+			MaxSpanDuration: 100 * time.Millisecond,
+			MinRun:          2,
+		},
+		SpanLimits: SpanLimitsConfig{
+			Apply:             limitsOverBudget,
+			MaxAttributeBytes: 4096,
+			TruncationMarker:  "…",
+			MaxAttributes:     128,
+			MaxEvents:         128,
+			MaxLinks:          128,
+		},
+		Summary:        SummaryConfig{Enabled: true, MaxNames: 10},
+		MemoryLimitMiB: 512,
+		RateLimit:      RateLimitConfig{Key: "resource:service.name", MaxKeys: 10000},
+	}
 }

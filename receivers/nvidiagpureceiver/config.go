@@ -79,29 +79,6 @@ type EventsConfig struct {
 	WaitTimeout time.Duration `mapstructure:"wait_timeout"`
 }
 
-func createDefaultConfig() *Config {
-	cc := scraperhelper.NewDefaultControllerConfig()
-	cc.CollectionInterval = 10 * time.Second
-	metrics := make(map[string]MetricConfig, len(metricDefs))
-	for _, d := range metricDefs {
-		metrics[d.name] = MetricConfig{Enabled: d.enabled}
-	}
-	return &Config{
-		ControllerConfig:  cc,
-		OnMissing:         onMissingWarn,
-		InitRetryInterval: time.Minute,
-		MIG:               true,
-		Processes:         ProcessesConfig{ProcRoot: "/proc"},
-		Kubernetes:        KubernetesConfig{Timeout: time.Second},
-		Events: EventsConfig{
-			Enabled:     true,
-			Types:       append([]string(nil), defaultEventTypes...),
-			WaitTimeout: time.Second,
-		},
-		Metrics: metrics,
-	}
-}
-
 // Validate checks the configuration; each error names the field and the
 // allowed values.
 func (cfg *Config) Validate() error {

@@ -2,11 +2,13 @@ package nvidiagpureceiver // import "github.com/otelcol-llm/otelcol-llm/receiver
 
 import (
 	"context"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver/internal/metadata"
 )
@@ -37,4 +39,27 @@ func newFactory(newLib func(*Config) nvml.Interface) receiver.Factory {
 			return createLogs(set, cfg.(*Config), next, newLib)
 		}, metadata.LogsStability),
 	)
+}
+
+func createDefaultConfig() *Config {
+	cc := scraperhelper.NewDefaultControllerConfig()
+	cc.CollectionInterval = 10 * time.Second
+	metrics := make(map[string]MetricConfig, len(metricDefs))
+	for _, d := range metricDefs {
+		metrics[d.name] = MetricConfig{Enabled: d.enabled}
+	}
+	return &Config{
+		ControllerConfig:  cc,
+		OnMissing:         onMissingWarn,
+		InitRetryInterval: time.Minute,
+		MIG:               true,
+		Processes:         ProcessesConfig{ProcRoot: "/proc"},
+		Kubernetes:        KubernetesConfig{Timeout: time.Second},
+		Events: EventsConfig{
+			Enabled:     true,
+			Types:       append([]string(nil), defaultEventTypes...),
+			WaitTimeout: time.Second,
+		},
+		Metrics: metrics,
+	}
 }
