@@ -1,0 +1,200 @@
+package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
+
+import "time"
+
+// The report's schema: report.json is Report, encoded as JSON. The builders
+// that fill it are in report.go (rows, timeline), slo.go (verdicts, load
+// curve), summary.go and shards.go.
+
+// Report is the load-test report; report.json is this structure.
+type Report struct {
+	Title       string       `json:"title"`
+	RunID       string       `json:"run_id,omitempty"`
+	GeneratedAt time.Time    `json:"generated_at"`
+	Final       bool         `json:"final"`
+	Run         RunInfo      `json:"run"`
+	Accuracy    AccuracyInfo `json:"accuracy"`
+	Verdict     string       `json:"verdict"`
+	// Summary is what to read first: the verdict, the SLO that decided it
+	// and the number to look at (summary.go).
+	Summary Summary     `json:"summary"`
+	SLOs    []SLOResult `json:"slos"`
+	// SLOsNotEvaluated names the SLOs on a signal this pipeline does not
+	// have (span_loss without span_guard); they take no part in the verdict.
+	SLOsNotEvaluated []string     `json:"slos_not_evaluated,omitempty"`
+	Goodput          GoodputInfo  `json:"goodput_objectives"`
+	Total            Row          `json:"total"`
+	Rows             []Row        `json:"rows"`
+	SpanLoss         *SpanLoss    `json:"span_loss,omitempty"`
+	GPUs             []GPUSummary `json:"gpus,omitempty"`
+	Timeline         Timeline     `json:"timeline"`
+	LoadCurve        *LoadCurve   `json:"load_curve,omitempty"`
+	Histograms       Histograms   `json:"histograms"`
+	// Shards is the per-shard view of a distributed run (shards.go).
+	Shards *ShardReport `json:"shards,omitempty"`
+	// Files are the files written next to this one, by format.
+	Files []string `json:"files"`
+}
+
+// RunInfo describes the run window.
+type RunInfo struct {
+	Start     *time.Time `json:"start,omitempty"`
+	End       *time.Time `json:"end,omitempty"`
+	DurationS float64    `json:"duration_s"`
+	Source    string     `json:"source"` // spans, metrics, spans+metrics or none
+	Spans     int64      `json:"spans_seen"`
+}
+
+// AccuracyInfo states how the percentiles are computed.
+type AccuracyInfo struct {
+	Sketch           string  `json:"sketch"`
+	RelativeAccuracy float64 `json:"relative_accuracy"`
+	Note             string  `json:"note"`
+}
+
+// GoodputInfo lists the goodput objectives in seconds (0 = not applied).
+type GoodputInfo struct {
+	TTFT float64 `json:"ttft_s"`
+	TPOT float64 `json:"tpot_s"`
+	E2E  float64 `json:"e2e_s"`
+}
+
+// SLOResult is one objective's outcome.
+type SLOResult struct {
+	Name       string   `json:"name"`
+	Quantity   string   `json:"quantity"`
+	Percentile float64  `json:"percentile,omitempty"`
+	Value      *float64 `json:"value"`
+	Unit       string   `json:"unit"`
+	Objective  string   `json:"objective"`
+	Verdict    string   `json:"verdict"`
+
+	cfg *SLOConfig // the objective judged (nil in a report read back from JSON)
+}
+
+// Latency is the distribution of one latency in seconds.
+type Latency struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// ErrorCount is the count of one error.type.
+type ErrorCount struct {
+	Type      string  `json:"type"`
+	Count     int64   `json:"count"`
+	Share     float64 `json:"share_of_requests"`
+	Cancelled bool    `json:"cancelled,omitempty"`
+}
+
+// Row is one target/model/scenario (or the total).
+type Row struct {
+	Target        string       `json:"target"`
+	Model         string       `json:"model"`
+	Scenario      string       `json:"scenario"`
+	Source        string       `json:"source"`
+	Requests      int64        `json:"requests"`
+	Successes     int64        `json:"successes"`
+	Errors        int64        `json:"errors"`
+	Cancelled     int64        `json:"cancelled"`
+	ErrorRate     float64      `json:"error_rate"`
+	CancelledRate float64      `json:"cancelled_rate"`
+	ErrorsByType  []ErrorCount `json:"errors_by_type"`
+	TTFT          *Latency     `json:"ttft,omitempty"`
+	ITL           *Latency     `json:"itl,omitempty"`
+	ITLSource     string       `json:"itl_source,omitempty"`
+	TPOT          *Latency     `json:"tpot,omitempty"`
+	E2E           *Latency     `json:"e2e,omitempty"`
+	DurationS     float64      `json:"duration_s"`
+	RequestRate   float64      `json:"requests_per_s"`
+	OutputTokenPS float64      `json:"output_tokens_per_s"`
+	InputTokens   int64        `json:"input_tokens"`
+	OutputTokens  int64        `json:"output_tokens"`
+	GoodRequests  int64        `json:"good_requests"`
+	GoodputRate   float64      `json:"goodput_per_s"`
+	GoodputRatio  float64      `json:"goodput_ratio"`
+	Concurrency   float64      `json:"mean_concurrency"`
+	PeakConc      float64      `json:"peak_concurrency,omitempty"`
+	Verdict       string       `json:"verdict"`
+}
+
+// SpanLoss is what span_guard removed.
+type SpanLoss struct {
+	Source   string           `json:"source"` // metrics or summary_spans
+	Received int64            `json:"received"`
+	Dropped  int64            `json:"dropped"`
+	Refused  int64            `json:"refused"`
+	Ratio    float64          `json:"ratio"`
+	ByReason map[string]int64 `json:"by_reason"`
+}
+
+// GPUSummary summarizes one GPU.
+type GPUSummary struct {
+	ID               string   `json:"id"`
+	Name             string   `json:"name,omitempty"`
+	PeakMemoryBytes  float64  `json:"peak_memory_bytes"`
+	MemoryLimitBytes float64  `json:"memory_limit_bytes,omitempty"`
+	FirstMemoryBytes float64  `json:"first_memory_bytes"`
+	LastMemoryBytes  float64  `json:"last_memory_bytes"`
+	GrowthMiBPerMin  *float64 `json:"memory_growth_mib_per_min"`
+	MeanUtilization  *float64 `json:"mean_utilization"`
+	PeakUtilization  *float64 `json:"peak_utilization"`
+	Samples          int64    `json:"memory_samples"`
+}
+
+// Timeline is the run over time.
+type Timeline struct {
+	ResolutionS float64     `json:"resolution_s"`
+	Points      []TimePoint `json:"points"`
+}
+
+// TimePoint is one timeline interval; latencies are of requests sent in it.
+type TimePoint struct {
+	OffsetS     float64  `json:"offset_s"`
+	Started     int64    `json:"started"`
+	Completed   int64    `json:"completed"`
+	Errors      int64    `json:"errors"`
+	AchievedRPS float64  `json:"achieved_rps"`
+	TargetRPS   *float64 `json:"target_rps,omitempty"`
+	Concurrency float64  `json:"concurrency"`
+	TokensPS    float64  `json:"output_tokens_per_s"`
+	TTFTP50     *float64 `json:"ttft_p50,omitempty"`
+	TTFTP95     *float64 `json:"ttft_p95,omitempty"`
+	TTFTP99     *float64 `json:"ttft_p99,omitempty"`
+	E2EP50      *float64 `json:"e2e_p50,omitempty"`
+	E2EP95      *float64 `json:"e2e_p95,omitempty"`
+	E2EP99      *float64 `json:"e2e_p99,omitempty"`
+}
+
+// LoadCurve is latency against offered load, one point per load level.
+type LoadCurve struct {
+	Basis  string      `json:"basis"` // target_rate or arrival_rate
+	Points []LoadPoint `json:"points"`
+	Knee   *LoadPoint  `json:"knee,omitempty"`
+}
+
+// LoadPoint is one load level.
+type LoadPoint struct {
+	OfferedRPS  float64 `json:"offered_rps"`
+	AchievedRPS float64 `json:"achieved_rps"`
+	Requests    int64   `json:"requests"`
+	LatencyP95  float64 `json:"latency_p95_s"`
+	Latency     string  `json:"latency"` // ttft or e2e
+}
+
+// Histograms are the TTFT and ITL distributions for charts.
+type Histograms struct {
+	TTFT []HistBin `json:"ttft"`
+	ITL  []HistBin `json:"itl"`
+}
+
+// HistBin is one histogram bar [Lo, Hi) in seconds.
+type HistBin struct {
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Count float64 `json:"count"`
+}
