@@ -38,8 +38,6 @@ type reportExporter struct {
 	runs        map[string]*state // one per llm_loadgen.run.id (runs.go)
 	lastVerdict string
 
-	lifeMu   sync.Mutex
-	starts   int
 	host     component.Host
 	stopCh   chan struct{}
 	loopDone chan struct{}
@@ -92,13 +90,17 @@ func reportFatal(host component.Host, reason error) {
 	go componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(reason))
 }
 
+// Start and Shutdown make the exporter the component that the factory's
+// registry (internal/sharedcomponent) shares between the traces and the
+// metrics exporter; it calls each once.
+func (e *reportExporter) Start(ctx context.Context, host component.Host) error {
+	return e.start(ctx, host)
+}
+
+func (e *reportExporter) Shutdown(ctx context.Context) error { return e.shutdown(ctx) }
+
+// start creates the directory and starts the interval loop.
 func (e *reportExporter) start(_ context.Context, host component.Host) error {
-	e.lifeMu.Lock()
-	defer e.lifeMu.Unlock()
-	if e.starts > 0 {
-		e.starts++
-		return nil
-	}
 	if err := os.MkdirAll(e.cfg.Directory, 0o755); err != nil {
 		return fmt.Errorf("directory: cannot create %q: %w", e.cfg.Directory, err)
 	}
@@ -108,9 +110,7 @@ func (e *reportExporter) start(_ context.Context, host component.Host) error {
 		return fmt.Errorf("directory: %q is not writable: %w", e.cfg.Directory, err)
 	}
 	_ = os.Remove(probe)
-	e.starts = 1
 	e.host = host
-	e.stopOnce = sync.Once{}
 	e.stopCh = make(chan struct{})
 	e.loopDone = make(chan struct{})
 	// The start context must not outlive Start; the loop has its own.
@@ -118,16 +118,9 @@ func (e *reportExporter) start(_ context.Context, host component.Host) error {
 	return nil
 }
 
+// shutdown stops the loop and writes the final report; it must follow a
+// successful start.
 func (e *reportExporter) shutdown(ctx context.Context) error {
-	e.lifeMu.Lock()
-	defer e.lifeMu.Unlock()
-	if e.starts == 0 {
-		return nil // never started
-	}
-	e.starts--
-	if e.starts > 0 {
-		return nil
-	}
 	close(e.stopCh)
 	<-e.loopDone
 	r, err := e.write(ctx, true)
@@ -239,11 +232,4 @@ func (e *reportExporter) consume(ctx context.Context, counter metric.Int64Counte
 	e.mu.Unlock()
 	e.tel.record(ctx, counter, "outcome", out)
 	e.tel.flushPending(ctx, &p)
-}
-
-// stopped reports whether no signal's exporter is running.
-func (e *reportExporter) stopped() bool {
-	e.lifeMu.Lock()
-	defer e.lifeMu.Unlock()
-	return e.starts == 0
 }

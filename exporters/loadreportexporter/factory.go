@@ -2,7 +2,6 @@ package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporte
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -11,11 +10,12 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
 )
 
 // NewFactory returns the factory of the load_report exporter.
 func NewFactory() exporter.Factory {
-	f := &factory{shared: map[*Config]*reportExporter{}}
+	f := &factory{shared: sharedcomponent.NewMap[*Config, *reportExporter]()}
 	return exporter.NewFactory(
 		metadata.Type,
 		func() component.Config { return createDefaultConfig() },
@@ -25,58 +25,43 @@ func NewFactory() exporter.Factory {
 }
 
 // factory keeps one reportExporter per configuration, shared by the traces
-// and metrics exporters of that configuration.
+// and metrics exporters of that configuration. Each of them holds its own
+// reference, so the report starts with the first and is finished (written,
+// gated) when the last one shuts down.
 type factory struct {
-	mu     sync.Mutex
-	shared map[*Config]*reportExporter
+	shared *sharedcomponent.Map[*Config, *reportExporter]
 }
 
-func (f *factory) get(cfg *Config, set exporter.Settings) (*reportExporter, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if e, ok := f.shared[cfg]; ok {
-		return e, nil
-	}
-	e, err := newReportExporter(cfg, set.TelemetrySettings)
+// get returns the shared exporter of cfg and a new reference to it.
+func (f *factory) get(cfg *Config, set exporter.Settings) (*reportExporter, []exporterhelper.Option, error) {
+	c, err := f.shared.LoadOrStore(cfg, func() (*reportExporter, error) { return newReportExporter(cfg, set.TelemetrySettings) })
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f.shared[cfg] = e
-	return e, nil
-}
-
-func (f *factory) options(cfg *Config, e *reportExporter) []exporterhelper.Option {
-	return []exporterhelper.Option{
+	ref := c.NewRef()
+	return c.Unwrap(), []exporterhelper.Option{
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
-		exporterhelper.WithStart(e.start),
-		exporterhelper.WithShutdown(func(ctx context.Context) error {
-			err := e.shutdown(ctx)
-			f.mu.Lock()
-			if e.stopped() {
-				delete(f.shared, cfg)
-			}
-			f.mu.Unlock()
-			return err
-		}),
-	}
+		exporterhelper.WithStart(ref.Start),
+		exporterhelper.WithShutdown(ref.Shutdown),
+	}, nil
 }
 
 func (f *factory) createTraces(ctx context.Context, set exporter.Settings, c component.Config) (exporter.Traces, error) {
 	cfg := c.(*Config)
-	e, err := f.get(cfg, set)
+	e, opts, err := f.get(cfg, set)
 	if err != nil {
 		return nil, err
 	}
-	return exporterhelper.NewTraces(ctx, set, cfg, e.consumeTraces, f.options(cfg, e)...)
+	return exporterhelper.NewTraces(ctx, set, cfg, e.consumeTraces, opts...)
 }
 
 func (f *factory) createMetrics(ctx context.Context, set exporter.Settings, c component.Config) (exporter.Metrics, error) {
 	cfg := c.(*Config)
-	e, err := f.get(cfg, set)
+	e, opts, err := f.get(cfg, set)
 	if err != nil {
 		return nil, err
 	}
-	return exporterhelper.NewMetrics(ctx, set, cfg, e.consumeMetrics, f.options(cfg, e)...)
+	return exporterhelper.NewMetrics(ctx, set, cfg, e.consumeMetrics, opts...)
 }
 
 func createDefaultConfig() *Config {

@@ -35,19 +35,19 @@ func createDefaultConfig() component.Config {
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	r, err := receivers.getOrCreate(set, cfg.(*Config))
+	r, err := sharedReceiver(set, cfg.(*Config))
 	if err != nil {
 		return nil, err
 	}
-	r.setLogs(next)
+	r.Unwrap().setLogs(next)
 	return r, nil
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-	r, err := receivers.getOrCreate(set, cfg.(*Config))
+	r, err := sharedReceiver(set, cfg.(*Config))
 	if err != nil {
 		return nil, err
 	}
-	r.setMetrics(next)
+	r.Unwrap().setMetrics(next)
 	return r, nil
 }

@@ -19,35 +19,18 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
 	"github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver/internal/metadata"
 )
 
 // receivers shares one receiver between the logs and metrics pipelines that
-// name the same configuration, so each file is tailed once.
-var receivers = &registry{m: map[*Config]*inferenceLogReceiver{}}
+// name the same configuration, so each file is tailed once. Both signals get
+// the same reference (internal/sharedcomponent): the first Shutdown stops
+// tailing.
+var receivers = sharedcomponent.NewMap[*Config, *inferenceLogReceiver]()
 
-type registry struct {
-	mu sync.Mutex
-	m  map[*Config]*inferenceLogReceiver
-}
-
-func (g *registry) getOrCreate(set receiver.Settings, cfg *Config) (*inferenceLogReceiver, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r, ok := g.m[cfg]; ok {
-		return r, nil
-	}
-	r, err := newReceiver(set, cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.release = func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		delete(g.m, cfg)
-	}
-	g.m[cfg] = r
-	return r, nil
+func sharedReceiver(set receiver.Settings, cfg *Config) (*sharedcomponent.Component[*inferenceLogReceiver], error) {
+	return receivers.LoadOrStore(cfg, func() (*inferenceLogReceiver, error) { return newReceiver(set, cfg) })
 }
 
 type inferenceLogReceiver struct {
@@ -58,15 +41,11 @@ type inferenceLogReceiver struct {
 	obs     *receiverhelper.ObsReport
 	tel     *telemetry
 	metrics *metricsBuilder
-	release func()
 
 	mu          sync.RWMutex
 	nextLogs    consumer.Logs
 	nextMetrics consumer.Metrics
 
-	lifecycle     sync.Mutex
-	started       bool
-	stopped       bool
 	storageClient storage.Client
 }
 
@@ -117,13 +96,8 @@ func (r *inferenceLogReceiver) setMetrics(next consumer.Metrics) {
 	r.nextMetrics = next
 }
 
-// Start starts tailing; a second Start (the other signal's pipeline) is a no-op.
+// Start starts tailing; the registry calls it once for both signals.
 func (r *inferenceLogReceiver) Start(ctx context.Context, host component.Host) error {
-	r.lifecycle.Lock()
-	defer r.lifecycle.Unlock()
-	if r.started || r.stopped {
-		return nil
-	}
 	client, err := adapter.GetStorageClient(ctx, host, r.cfg.StorageID, r.set.ID)
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
@@ -133,24 +107,12 @@ func (r *inferenceLogReceiver) Start(ctx context.Context, host component.Host) e
 		return fmt.Errorf("starting the operator pipeline: %w", err)
 	}
 	r.storageClient = client
-	r.started = true
 	return nil
 }
 
-// Shutdown stops tailing, flushes what was read and saves the offsets.
+// Shutdown stops tailing, flushes what was read and saves the offsets; the
+// registry calls it once, and only after a successful Start.
 func (r *inferenceLogReceiver) Shutdown(ctx context.Context) error {
-	r.lifecycle.Lock()
-	defer r.lifecycle.Unlock()
-	if r.stopped {
-		return nil
-	}
-	r.stopped = true
-	if r.release != nil {
-		r.release()
-	}
-	if !r.started {
-		return nil
-	}
 	err := r.pipe.Stop()
 	if r.storageClient != nil {
 		err = errors.Join(err, r.storageClient.Close(ctx))

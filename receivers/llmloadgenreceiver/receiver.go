@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
 )
 
 // runner is one mode's traffic source. A loadgen starts its runner once,
@@ -30,51 +32,42 @@ type loadgen struct {
 	cfg *Config
 	set receiver.Settings
 
-	// Next consumers; nil for a signal that no pipeline takes.
+	// Next consumers; nil for a signal that no pipeline takes. Set under mu
+	// before Start, read by the runner after it.
 	traces  consumer.Traces
 	metrics consumer.Metrics
 	logs    consumer.Logs
 
-	mu       sync.Mutex
-	refs     int // signal instances created and not shut down
-	started  bool
-	runner   runner
-	shutdown bool
+	mu     sync.Mutex
+	runner runner // set by Start
 }
 
-var (
-	registryMu sync.Mutex
-	registry   = map[*Config]*loadgen{}
-)
+// loadgens holds one loadgen per configuration (internal/sharedcomponent).
+var loadgens = sharedcomponent.NewMap[*Config, *loadgen]()
 
-// handle is what the collector sees for one signal; it forwards the
-// lifecycle to the shared loadgen.
+// handle is what the collector sees for one signal. All signals of one
+// configuration share one reference to the loadgen, so the first signal's
+// Shutdown stops the generator (the collector shuts all of them down
+// together) and later ones do nothing.
 type handle struct {
-	l    *loadgen
-	once sync.Once
+	*sharedcomponent.Component[*loadgen]
+	l *loadgen
 }
 
 func acquire(set receiver.Settings, cfg *Config, attach func(*loadgen)) (*handle, error) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	l, ok := registry[cfg]
-	if !ok {
-		l = &loadgen{cfg: cfg, set: set}
-		registry[cfg] = l
+	c, err := loadgens.LoadOrStore(cfg, func() (*loadgen, error) { return &loadgen{cfg: cfg, set: set}, nil })
+	if err != nil {
+		return nil, err
 	}
+	l := c.Unwrap()
+	l.mu.Lock()
 	attach(l)
-	l.refs++
-	return &handle{l: l}, nil
+	l.mu.Unlock()
+	return &handle{Component: c, l: l}, nil
 }
 
-// Start starts the shared generator on the first call.
-func (h *handle) Start(ctx context.Context, host component.Host) error {
-	l := h.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.started || l.shutdown {
-		return nil
-	}
+// Start starts the generator; the registry calls it once for all signals.
+func (l *loadgen) Start(ctx context.Context, host component.Host) error {
 	newRunner, ok := runnerFactories[l.cfg.Mode]
 	if !ok {
 		return fmt.Errorf("llm_loadgen: mode %q is not available in this build", l.cfg.Mode)
@@ -86,31 +79,17 @@ func (h *handle) Start(ctx context.Context, host component.Host) error {
 	if err := r.Start(ctx, host); err != nil {
 		return err
 	}
+	l.mu.Lock()
 	l.runner = r
-	l.started = true
+	l.mu.Unlock()
 	return nil
 }
 
-// Shutdown stops the shared generator when the first signal shuts down (the
-// collector shuts all of them down together) and releases the instance when
-// the last one does. It is safe without Start and when called twice.
-func (h *handle) Shutdown(ctx context.Context) error {
-	var err error
-	h.once.Do(func() {
-		l := h.l
-		l.mu.Lock()
-		if l.runner != nil && !l.shutdown {
-			err = l.runner.Shutdown(ctx)
-		}
-		l.shutdown = true
-		l.mu.Unlock()
-
-		registryMu.Lock()
-		l.refs--
-		if l.refs == 0 && registry[l.cfg] == l {
-			delete(registry, l.cfg)
-		}
-		registryMu.Unlock()
-	})
-	return err
+// Shutdown stops the generator; the registry calls it once, and only after
+// a successful Start.
+func (l *loadgen) Shutdown(ctx context.Context) error {
+	l.mu.Lock()
+	r := l.runner
+	l.mu.Unlock()
+	return r.Shutdown(ctx)
 }

@@ -2,7 +2,6 @@ package nvidiagpureceiver // import "github.com/otelcol-llm/otelcol-llm/receiver
 
 import (
 	"context"
-	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.opentelemetry.io/collector/component"
@@ -11,54 +10,20 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
 	"github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver/internal/metadata"
 )
-
-// handle ties one receiver's Start/Shutdown to the shared session, so that a
-// receiver shut down twice, or without being started, releases nothing twice.
-type handle struct {
-	s       *session
-	mu      sync.Mutex
-	started bool
-	onStart func()
-}
-
-func (h *handle) start(ctx context.Context, host component.Host) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.started {
-		return nil
-	}
-	if h.onStart != nil {
-		h.onStart()
-	}
-	if err := h.s.acquire(ctx, host); err != nil {
-		return err
-	}
-	h.started = true
-	return nil
-}
-
-func (h *handle) shutdown(ctx context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.started {
-		return nil
-	}
-	h.started = false
-	return h.s.release(ctx)
-}
 
 // createMetrics builds the metrics receiver: the collector's scraper
 // controller driving one scraper over all GPUs.
 func createMetrics(set receiver.Settings, cfg *Config, next consumer.Metrics, newLib func(*Config) nvml.Interface) (receiver.Metrics, error) {
-	s, err := sessionFor(cfg, set.TelemetrySettings, newLib)
+	shared, err := sessionFor(cfg, set.TelemetrySettings, newLib)
 	if err != nil {
 		return nil, err
 	}
-	h := &handle{s: s}
-	gs := newGPUScraper(s)
-	sc, err := scraper.NewMetrics(gs.scrape, scraper.WithStart(h.start), scraper.WithShutdown(h.shutdown))
+	ref := shared.NewRef()
+	gs := newGPUScraper(shared.Unwrap())
+	sc, err := scraper.NewMetrics(gs.scrape, scraper.WithStart(ref.Start), scraper.WithShutdown(ref.Shutdown))
 	if err != nil {
 		return nil, err
 	}
@@ -67,27 +32,27 @@ func createMetrics(set receiver.Settings, cfg *Config, next consumer.Metrics, ne
 
 // logsReceiver emits the events of the event-set goroutine as log records.
 type logsReceiver struct {
-	h *handle
+	ref  *sharedcomponent.Component[*session]
+	next consumer.Logs
 }
 
 func createLogs(set receiver.Settings, cfg *Config, next consumer.Logs, newLib func(*Config) nvml.Interface) (receiver.Logs, error) {
-	s, err := sessionFor(cfg, set.TelemetrySettings, newLib)
+	shared, err := sessionFor(cfg, set.TelemetrySettings, newLib)
 	if err != nil {
 		return nil, err
 	}
-	return &logsReceiver{h: &handle{s: s, onStart: func() { s.setLogsConsumer(next) }}}, nil
+	return &logsReceiver{ref: shared.NewRef(), next: next}, nil
 }
 
+// Start attaches the logs consumer, then starts the session (or joins the
+// running one).
 func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
-	return r.h.start(ctx, host)
+	r.ref.Unwrap().setLogsConsumer(r.next)
+	return r.ref.Start(ctx, host)
 }
 
+// Shutdown detaches the logs consumer, then releases the session.
 func (r *logsReceiver) Shutdown(ctx context.Context) error {
-	r.h.mu.Lock()
-	started := r.h.started
-	r.h.mu.Unlock()
-	if started {
-		r.h.s.setLogsConsumer(nil)
-	}
-	return r.h.shutdown(ctx)
+	r.ref.Unwrap().setLogsConsumer(nil)
+	return r.ref.Shutdown(ctx)
 }

@@ -28,12 +28,12 @@ func testSession(t testing.TB, f *fakeNVML, set component.TelemetrySettings, mut
 		mutate(cfg)
 	}
 	require.NoError(t, cfg.Validate())
-	s, err := sessionFor(cfg, set, f.provider())
+	shared, err := sessionFor(cfg, set, f.provider())
 	require.NoError(t, err)
-	h := &handle{s: s}
-	require.NoError(t, h.start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, h.shutdown(context.Background())) })
-	return newGPUScraper(s), s
+	ref := shared.NewRef()
+	require.NoError(t, ref.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, ref.Shutdown(context.Background())) })
+	return newGPUScraper(shared.Unwrap()), shared.Unwrap()
 }
 
 func compareGolden(t *testing.T, name string, md pmetric.Metrics) {

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
 )
 
 // errNoDevice is returned when NVML works but no (selected) GPU is visible.
@@ -56,7 +58,7 @@ type session struct {
 	tel    *telemetry
 
 	mu          sync.Mutex // lifecycle, devices and scrapes
-	refs        int
+	active      bool       // started and not shut down
 	host        component.Host
 	lib         nvml.Interface
 	ready       bool
@@ -81,23 +83,23 @@ type session struct {
 	evCancel    context.CancelFunc
 }
 
-var (
-	sessionsMu sync.Mutex
-	sessions   = map[*Config]*session{}
-)
+// sessions holds one session per configuration (internal/sharedcomponent).
+// The metrics and the logs receiver take a reference each, so the session
+// starts with the first of them and stops with the last.
+var sessions = sharedcomponent.NewMap[*Config, *session]()
 
-// sessionFor returns the session of a configuration, creating it on first use.
-func sessionFor(cfg *Config, set component.TelemetrySettings, newLib func(*Config) nvml.Interface) (*session, error) {
-	sessionsMu.Lock()
-	defer sessionsMu.Unlock()
-	if s, ok := sessions[cfg]; ok {
-		return s, nil
-	}
+// sessionFor returns the shared session of a configuration, creating it on
+// first use.
+func sessionFor(cfg *Config, set component.TelemetrySettings, newLib func(*Config) nvml.Interface) (*sharedcomponent.Component[*session], error) {
+	return sessions.LoadOrStore(cfg, func() (*session, error) { return newSession(cfg, set, newLib) })
+}
+
+func newSession(cfg *Config, set component.TelemetrySettings, newLib func(*Config) nvml.Interface) (*session, error) {
 	tel, err := newTelemetry(set)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{
+	return &session{
 		cfg:         cfg,
 		newLib:      newLib,
 		logger:      set.Logger,
@@ -106,9 +108,7 @@ func sessionFor(cfg *Config, set component.TelemetrySettings, newLib func(*Confi
 		eventCounts: map[string]map[string]int64{},
 		recentSev:   map[string]string{},
 		procs:       newProcResolver(cfg.Processes.ProcRoot),
-	}
-	sessions[cfg] = s
-	return s, nil
+	}, nil
 }
 
 func (s *session) setLogsConsumer(c consumer.Logs) {
@@ -117,46 +117,33 @@ func (s *session) setLogsConsumer(c consumer.Logs) {
 	s.evMu.Unlock()
 }
 
-// acquire starts the session for one receiver. With on_missing: fail a
-// missing NVML or GPU is returned as an error; with warn the receiver stays
-// idle, reports a recoverable error status and retries later.
-func (s *session) acquire(_ context.Context, host component.Host) error {
+// Start starts the session; the registry calls it once, for the first
+// receiver that starts. With on_missing: fail a missing NVML or GPU is
+// returned as an error; with warn the receiver stays idle, reports a
+// recoverable error status and retries later.
+func (s *session) Start(_ context.Context, host component.Host) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refs++
-	if s.refs > 1 {
-		return nil
-	}
 	s.host = host
 	s.start = pcommon.NewTimestampFromTime(time.Now())
 	if err := s.initLocked(); err != nil {
 		if s.cfg.OnMissing == onMissingFail {
-			s.refs--
 			return err
 		}
 		s.logger.Warn("nvidia_gpu receiver is idle: NVML or a GPU is missing (on_missing: warn); it keeps retrying",
 			zap.Error(err), zap.Duration("init_retry_interval", s.cfg.InitRetryInterval))
 		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
 	}
+	s.active = true
 	return nil
 }
 
-// release stops the session when its last receiver shuts down.
-func (s *session) release(context.Context) error {
+// Shutdown stops the session; the registry calls it once, when the last
+// receiver shuts down, and only after a successful Start.
+func (s *session) Shutdown(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.refs == 0 {
-		return nil
-	}
-	s.refs--
-	if s.refs > 0 {
-		return nil
-	}
-	sessionsMu.Lock()
-	if sessions[s.cfg] == s {
-		delete(sessions, s.cfg)
-	}
-	sessionsMu.Unlock()
+	s.active = false
 	return s.teardownLocked()
 }
 
@@ -181,7 +168,7 @@ func (s *session) teardownLocked() error {
 // retryLocked tries NVML again for an idle receiver, at most once per
 // init_retry_interval.
 func (s *session) retryLocked() {
-	if s.ready || s.refs == 0 || s.cfg.InitRetryInterval == 0 || time.Since(s.lastAttempt) < s.cfg.InitRetryInterval {
+	if s.ready || !s.active || s.cfg.InitRetryInterval == 0 || time.Since(s.lastAttempt) < s.cfg.InitRetryInterval {
 		return
 	}
 	if err := s.initLocked(); err != nil {
