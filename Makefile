@@ -22,7 +22,7 @@ SUDO        := $(if $(filter 0,$(shell id -u)),,sudo)
 # Everything that ends up in the binary: the component and shared packages
 # (code and embedded files, not tests, docs or test data), the root package,
 # the shipped configs, the builder manifest and the module files.
-SRC_DIRS := receivers processors connectors exporters providers internal
+SRC_DIRS := receivers processors connectors exporters extensions providers internal
 SOURCES  := $(shell find $(SRC_DIRS) -name testdata -prune -o -type f -not -name '*_test.go' -not -name '*.md' -print 2>/dev/null) \
             $(wildcard *.go) $(wildcard testdata/configs/*.yaml) builder-config.yaml go.mod go.sum
 
@@ -43,7 +43,7 @@ E2E_PKG := ./test/e2e/...
 # compiler's warnings about them out of every build and test log.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: tools build run test lint vet fmt unit fuzz-short fuzz soak e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
+.PHONY: tools build run test lint vet gofmt-check fmt unit fuzz-short fuzz soak e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
 
 ## tools: install the pinned ocb and helm into .tools/
 tools: $(OCB) $(HELM)
@@ -78,19 +78,35 @@ $(BIN): $(OCB) $(SOURCES)
 	touch $@
 	@echo "built $@ ($$(du -h $@ | cut -f1))"
 
-## run: build, then start the collector on the embedded default config
+## run: build, then run the main job on the embedded default config: a one-minute streaming load test with a verdict
 run: build
-	@echo "otelcol-llm $(VERSION): config builtin:default (testdata/configs/default.yaml, compiled in)"
-	@echo "  OTLP/gRPC      $(OTELCOL_LLM_LISTEN_HOST):$(OTELCOL_LLM_OTLP_GRPC_PORT)"
-	@echo "  OTLP/HTTP      http://$(OTELCOL_LLM_LISTEN_HOST):$(OTELCOL_LLM_OTLP_HTTP_PORT)/v1/{traces,metrics,logs}"
-	@echo "  health check   http://$(OTELCOL_LLM_LISTEN_HOST):$(OTELCOL_LLM_HEALTH_PORT)/"
-	@echo "  self-metrics   http://$(OTELCOL_LLM_LISTEN_HOST):$(OTELCOL_LLM_METRICS_PORT)/metrics"
-	@echo "  data source    llm_loadgen synthetic LLM traffic at $${OTELCOL_LLM_LOADGEN_RATE:-5} req/s (OTELCOL_LLM_LOADGEN_RATE), printed by the debug exporter"
-	@echo "  stop with Ctrl-C"
+	@echo "otelcol-llm $(VERSION): builtin:default (testdata/configs/default.yaml, compiled in): a one-minute streaming"
+	@echo "  load test of the built-in mock model (mock_llm on 127.0.0.1:$${OTELCOL_LLM_MOCK_PORT:-18000}); set OTELCOL_LLM_TARGET_URL"
+	@echo "  (and OTELCOL_LLM_TARGET_MODEL, OTELCOL_LLM_API_KEY) to test a real endpoint; other configs: --config builtin:list"
 	exec ./$(BIN) --config builtin:default
 
+# Each stage of `make test` (also run alone: `make unit`, `make e2e`, ...)
+# runs under scripts/stage, which keeps the stage's whole output in
+# .tools/logs/<stage>.log and prints one summary line at its end, the failing
+# tests and their output before it; STAGE_VERBOSE=1 streams the output too.
+# STAGE_RUN names this make run, so that the last step of `make test` sums
+# the counts of this run's stages only.
+STAGE_BIN  := $(TOOLS_DIR)/stage
+STAGE_LOGS := $(TOOLS_DIR)/logs
+STAGE      := $(STAGE_BIN) -logs $(STAGE_LOGS)
+ifndef STAGE_RUN
+STAGE_RUN := $(shell date +%s%N)
+endif
+export STAGE_RUN
+
+$(STAGE_BIN): $(filter-out %_test.go,$(wildcard scripts/stage/*.go))
+	@mkdir -p $(TOOLS_DIR)
+	@$(GO) build -o $@ ./scripts/stage
+
 ## test: lint, unit tests with -race, every fuzz target briefly, end-to-end tests against the built binary, deployment checks
+## (stops at the first failing stage; the last line of a passing run is `N passed, 0 failed`)
 test: lint unit fuzz-short e2e deploy-test
+	@$(STAGE) -total lint unit fuzz-short e2e deploy-test
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; `make test` runs each
 # for a fixed number of inputs (FUZZ_SHORT), which sets no deadline and so is
@@ -99,8 +115,8 @@ FUZZTIME ?= 5m
 FUZZ_SHORT ?= 5000x
 SOAK_MINUTES ?= 10
 
-fuzz-short:
-	scripts/fuzz.sh $(FUZZ_SHORT)
+fuzz-short: $(STAGE_BIN)
+	@$(STAGE) fuzz-short -- scripts/fuzz.sh $(FUZZ_SHORT)
 
 ## fuzz: every fuzz target for FUZZTIME each (default 5m); failing inputs land under testdata/fuzz/
 fuzz:
@@ -113,7 +129,10 @@ soak: build
 fmt:
 	gofmt -w $$(git ls-files '*.go' | grep -v '^$(DIST_DIR)/')
 
-lint: vet
+lint: $(STAGE_BIN)
+	@$(STAGE) lint -- $(MAKE) --no-print-directory vet gofmt-check
+
+gofmt-check:
 	@out=$$(gofmt -l $$(find . \( -path ./$(DIST_DIR) -o -path ./.tools \) -prune -o -name '*.go' -print)); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
@@ -122,15 +141,18 @@ vet:
 	$(GO) vet -tags e2e $(E2E_PKG)
 	cd deploy/helm/test && $(GO) vet ./...
 
-unit: chromium
-	$(GO) test -race -count=1 ./...
+unit: chromium $(STAGE_BIN)
+	@$(STAGE) unit -- $(GO) test -json -race -count=1 ./...
 
-e2e: build prometheus
-	OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) PROMETHEUS=$$(command -v prometheus) \
-	  $(GO) test -tags e2e -count=1 -timeout 20m $(E2E_PKG)
+e2e: build prometheus $(STAGE_BIN)
+	@OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) PROMETHEUS=$$(command -v prometheus) \
+	  $(STAGE) e2e -- $(GO) test -json -tags e2e -count=1 -timeout 20m $(E2E_PKG)
 
 ## deploy-test: the Helm chart and the Prometheus rules, checked without a cluster
-deploy-test: chart-test rules-test
+# The prerequisites are made first, so that GOFLAGS=-json (for the chart
+# test's go test events) reaches no other go command.
+deploy-test: $(HELM) build prometheus $(STAGE_BIN)
+	@GOFLAGS=-json $(STAGE) deploy-test -- $(MAKE) --no-print-directory chart-test rules-test
 
 chart-test: $(HELM) build
 	cd deploy/helm/test && HELM=$(HELM) OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...

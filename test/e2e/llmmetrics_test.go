@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,8 +42,6 @@ func sendRecordedGenAISpans(t *testing.T, endpoint string) {
 // the connector has flushed, with the collector's own-metrics endpoint.
 func runGenAIMetrics(t *testing.T, target string) (body, selfURL string, col *Collector) {
 	t.Helper()
-	promPort := freePort(t)
-	t.Setenv("OTELCOL_LLM_PROM_PORT", strconv.Itoa(promPort))
 	t.Setenv("OTELCOL_LLM_METRICS_FLUSH_INTERVAL", "200ms")
 	t.Setenv("OTELCOL_LLM_SEMCONV_TARGET", target)
 	col = StartCollector(t, "--config", "builtin:genai-metrics")
@@ -52,7 +49,7 @@ func runGenAIMetrics(t *testing.T, target string) (body, selfURL string, col *Co
 
 	sendRecordedGenAISpans(t, fmt.Sprintf("127.0.0.1:%d", col.OTLPGRPCPort))
 
-	promURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", promPort)
+	promURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", col.PromPort)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		body = scrape(t, promURL)

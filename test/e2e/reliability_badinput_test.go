@@ -88,7 +88,7 @@ func TestReliabilityBadOTLPInput(t *testing.T) {
 	t.Setenv("OTELCOL_LLM_TRACE_MAX_SPANS", "50")
 	t.Setenv("OTELCOL_LLM_TRACE_WINDOW", "1s")
 	col := StartCollector(t, "--config", "builtin:gateway")
-	col.WaitHealthy(t, 30*time.Second)
+	col.WaitHealthy(t, time.Minute)
 
 	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", col.OTLPGRPCPort),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -224,7 +224,7 @@ func TestReliabilityBadOTLPInput(t *testing.T) {
 	}
 
 	// Still healthy, and still working: a good request goes through.
-	col.WaitHealthy(t, 5*time.Second)
+	col.WaitHealthy(t, 30*time.Second)
 	good := badTraces(func(ss ptrace.SpanSlice) { newBadSpan(ss, tid(7), 1, 0, "chat after the storm") })
 	require.NoError(t, export(good))
 	accepted++
@@ -233,7 +233,7 @@ func TestReliabilityBadOTLPInput(t *testing.T) {
 	// were counted.
 	var l spanLedger
 	var c sinkCounts
-	_, settled := waitSettled(30*time.Second, time.Second, func() string {
+	_, settled := waitSettled(2*time.Minute, time.Second, func() string {
 		l, c = readLedger(selfMetrics(t, col)), sink.Counts()
 		return fmt.Sprint(l, c)
 	}, func(string) bool {
@@ -320,14 +320,14 @@ func TestReliabilityLiveMockFaults(t *testing.T) {
 	t.Setenv("OTELCOL_LLM_LOADGEN_RATE", "50")
 	t.Setenv("OTELCOL_LLM_OTLP_ENDPOINT", sinkAddr)
 	col := StartCollector(t, "--config", "builtin:loadtest-mock", "--config", "file:"+writeFile(t, "timeouts.yaml", liveFaultsOverlay))
-	col.WaitHealthy(t, 30*time.Second)
+	col.WaitHealthy(t, time.Minute)
 
-	require.True(t, waitFor(60*time.Second, func() bool { return strings.Contains(col.Output(), "llm_loadgen live run finished") }),
+	require.True(t, waitFor(3*time.Minute, func() bool { return strings.Contains(col.Output(), "llm_loadgen live run finished") }),
 		"the live run did not finish:\n%s", col.Output())
 	var spans []liveSpan
-	require.True(t, waitFor(20*time.Second, func() bool { spans, _ = liveSnapshot(sink); return len(spans) >= requests }),
+	require.True(t, waitFor(time.Minute, func() bool { spans, _ = liveSnapshot(sink); return len(spans) >= requests }),
 		"%d spans of %d requests", len(spans), requests)
-	col.WaitHealthy(t, 5*time.Second)
+	col.WaitHealthy(t, 30*time.Second)
 	m := selfMetrics(t, col)
 
 	want := map[string]int{} // error.type → requests the mock faulted that way
@@ -385,12 +385,12 @@ func TestReliabilityInferenceLogGarbage(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(logPath, []byte(b.String()), 0o600))
 	col := StartCollector(t, "--config", "builtin:inference-logs")
-	col.WaitHealthy(t, 30*time.Second)
+	col.WaitHealthy(t, time.Minute)
 	waitRequests(t, sink, realRequests)
 
 	selfURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", col.MetricsPort)
 	var parseErrors float64
-	require.True(t, waitFor(20*time.Second, func() bool {
+	require.True(t, waitFor(time.Minute, func() bool {
 		parseErrors = sumSeriesOrZero(scrape(t, selfURL), "otelcol_inference_log_records", `outcome="parse_error"`)
 		return parseErrors >= realRequests
 	}), "parse_error records: %v", parseErrors)
@@ -415,6 +415,6 @@ func TestReliabilityInferenceLogGarbage(t *testing.T) {
 	assert.Equal(t, realRequests, flagged, "every garbage line arrives flagged, with its raw body")
 	assert.Equal(t, float64(sink.LogRecordCount()), parsed+parseErrors, "every line read is at the sink")
 	assert.Zero(t, sumSeriesOrZero(m, "otelcol_inference_log_records_dropped"))
-	col.WaitHealthy(t, 5*time.Second)
+	col.WaitHealthy(t, 30*time.Second)
 	require.NoError(t, col.Stop(t, 20*time.Second), "collector did not exit cleanly:\n%s", col.Output())
 }

@@ -121,6 +121,27 @@ func (l spanLedger) String() string {
 		l.refused, l.refusedBy, l.held, l.tracked, l.summaries, l.exported, l.exportFailed, l.enqueueFailed, l.inQueue)
 }
 
+// generatorState is how far llm_loadgen has come, from the collector's own
+// metrics and log.
+type generatorState struct {
+	requests, emitted, refused float64
+	finished                   bool
+}
+
+func readGenerator(t *testing.T, col *Collector) generatorState {
+	t.Helper()
+	if col.Exited() {
+		t.Fatalf("collector exited: %v\n%s", col.err, col.Output())
+	}
+	m := selfMetrics(t, col)
+	return generatorState{
+		requests: sumSeriesOrZero(m, "otelcol_llm_loadgen_requests"),
+		emitted:  sumSeriesOrZero(m, "otelcol_llm_loadgen_emitted", `signal="traces"`),
+		refused:  sumSeriesOrZero(m, "otelcol_llm_loadgen_refused", `signal="traces"`),
+		finished: strings.Contains(col.Output(), "llm_loadgen finished"),
+	}
+}
+
 // TestReliabilityConservationUnderLoad runs llm_loadgen → llm_semconv →
 // span_guard → OTLP as fast as the pipeline goes, with per-chunk spans and a
 // per-trace budget small enough to fold and drop, and reconciles every span
@@ -134,18 +155,21 @@ func TestReliabilityConservationUnderLoad(t *testing.T) {
 	t.Setenv("RELIABILITY_SINK", sink.Addr())
 	t.Setenv("RELIABILITY_REQUESTS", fmt.Sprint(requests))
 	col := StartCollector(t, "--config", "file:"+writeFile(t, "conservation.yaml", conservationConfig))
-	col.WaitHealthy(t, 30*time.Second)
+	col.WaitHealthy(t, time.Minute)
 	start := time.Now()
 
-	require.True(t, waitFor(90*time.Second, func() bool { return strings.Contains(col.Output(), "llm_loadgen finished") }),
-		"the generator did not finish within 90 s:\n%s", col.Output())
+	// How fast the generator goes is the machine's business: the test waits
+	// for it as long as it makes progress.
+	_, err := waitProgress(10*time.Minute, time.Minute, func() generatorState { return readGenerator(t, col) },
+		func(g generatorState) bool { return g.finished })
+	require.NoError(t, err, "the generator did not finish:\n%s", col.Output())
 	generatedIn := time.Since(start)
 
 	// Settled: every trace window released (summaries sent), no open batch,
 	// the exporter's queue empty and the sink holding what it sent.
 	var l spanLedger
 	var c sinkCounts
-	_, settled := waitSettled(30*time.Second, time.Second, func() string {
+	_, settled := waitSettled(2*time.Minute, time.Second, func() string {
 		l, c = readLedger(selfMetrics(t, col)), sink.Counts()
 		return fmt.Sprint(l, c)
 	}, func(string) bool {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,15 +63,29 @@ type CountingSink struct {
 }
 
 // StartCountingSink serves on a free loopback address (addr "") or on addr,
-// delaying each trace export by delay; it stops when the test ends.
+// delaying each trace export by delay; it stops when the test ends. The
+// address stays the sink's across Stop and Start, so a free one comes from
+// freePort (outside the ephemeral range, where no outgoing connection takes
+// it while the sink is down); should another process bind it first, the
+// sink takes another.
 func StartCountingSink(t *testing.T, addr string, delay time.Duration) *CountingSink {
 	t.Helper()
-	if addr == "" {
-		addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	}
 	s := &CountingSink{addr: addr, seen: map[spanKey]int{}}
 	s.delay.Store(int64(delay))
-	s.Start(t)
+	var l net.Listener
+	var err error
+	if addr != "" {
+		l, err = net.Listen("tcp", addr)
+	} else {
+		for try := 0; try < 3; try++ {
+			s.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			if l, err = net.Listen("tcp", s.addr); err == nil {
+				break
+			}
+		}
+	}
+	require.NoError(t, err, "sink cannot listen on %s", s.addr)
+	s.serve(l)
 	t.Cleanup(s.Stop)
 	return s
 }
@@ -94,6 +109,11 @@ func (s *CountingSink) Start(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	require.NoError(t, err, "sink cannot listen on %s again", s.addr)
+	s.serve(l)
+}
+
+// serve answers OTLP on l until Stop.
+func (s *CountingSink) serve(l net.Listener) {
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(maxRecvMsgSize))
 	ptraceotlp.RegisterGRPCServer(srv, &countingTraces{s: s})
 	pmetricotlp.RegisterGRPCServer(srv, &countingMetrics{s: s})
@@ -252,10 +272,11 @@ func rssBytes(pid int) (int64, error) {
 }
 
 // RSSSampler samples a process's resident set size every interval until
-// stopped; the samples keep their order.
+// stopped; the samples keep their order and the time they were taken.
 type RSSSampler struct {
 	mu      sync.Mutex
 	samples []int64
+	times   []time.Time
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -275,6 +296,7 @@ func SampleRSS(t *testing.T, c *Collector, interval, limit time.Duration) *RSSSa
 			if v, err := rssBytes(pid); err == nil {
 				r.mu.Lock()
 				r.samples = append(r.samples, v)
+				r.times = append(r.times, time.Now())
 				r.mu.Unlock()
 			}
 			select {
@@ -307,6 +329,14 @@ func (r *RSSSampler) Samples() []int64 {
 	return append([]int64(nil), r.samples...)
 }
 
+// SamplesSince returns the samples taken at or after since.
+func (r *RSSSampler) SamplesSince(since time.Time) []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := sort.Search(len(r.times), func(i int) bool { return !r.times[i].Before(since) })
+	return append([]int64(nil), r.samples[i:]...)
+}
+
 // Peak is the largest sample.
 func (r *RSSSampler) Peak() int64 {
 	var p int64
@@ -335,6 +365,31 @@ func waitFor(timeout time.Duration, cond func() bool) bool {
 			return false
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitProgress polls state every 250 ms until done(state) holds. It gives
+// up when state has not changed for stall (nothing moves; waiting longer
+// would not help) or when timeout passes (the loop's bound, set generously:
+// a slow machine gets there slowly, not never), and then says which.
+func waitProgress[S comparable](timeout, stall time.Duration, state func() S, done func(S) bool) (S, error) {
+	start := time.Now()
+	cur := state()
+	last, since := cur, start
+	for {
+		if done(cur) {
+			return cur, nil
+		}
+		switch {
+		case time.Since(since) >= stall:
+			return cur, fmt.Errorf("no progress for %v (after %v): %v", stall, time.Since(start).Round(time.Second), cur)
+		case time.Since(start) >= timeout:
+			return cur, fmt.Errorf("not done within %v, although still progressing: %v", timeout, cur)
+		}
+		time.Sleep(250 * time.Millisecond)
+		if cur = state(); cur != last {
+			last, since = cur, time.Now()
+		}
 	}
 }
 
