@@ -21,7 +21,7 @@ RUN apt-get update \
  && groupadd --system --gid 10001 otelcol \
  && useradd --system --uid 10001 --gid otelcol --no-create-home --shell /usr/sbin/nologin otelcol
 COPY --from=build --chmod=755 /otelcol-llm /otelcol-llm
-COPY testdata/configs/otlp.yaml /etc/otelcol-llm/config.yaml
+COPY configs/otlp.yaml /etc/otelcol-llm/config.yaml
 # Listen on all interfaces inside the container; the default config binds loopback.
 ENV OTELCOL_LLM_LISTEN_HOST=0.0.0.0
 USER 10001:10001

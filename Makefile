@@ -24,7 +24,7 @@ SUDO        := $(if $(filter 0,$(shell id -u)),,sudo)
 # the shipped configs, the builder manifest and the module files.
 SRC_DIRS := receivers processors connectors exporters extensions providers internal
 SOURCES  := $(shell find $(SRC_DIRS) -name testdata -prune -o -type f -not -name '*_test.go' -not -name '*.md' -print 2>/dev/null) \
-            $(wildcard *.go) $(wildcard testdata/configs/*.yaml) builder-config.yaml go.mod go.sum
+            $(wildcard *.go) $(wildcard configs/*.yaml) builder-config.yaml go.mod go.sum
 
 # Listeners of the default configuration. `make run` passes them to the
 # collector and prints them, so the banner and the config cannot disagree.
@@ -80,7 +80,7 @@ $(BIN): $(OCB) $(SOURCES)
 
 ## run: build, then run the main job on the embedded default config: a one-minute streaming load test with a verdict
 run: build
-	@echo "otelcol-llm $(VERSION): builtin:default (testdata/configs/default.yaml, compiled in): a one-minute streaming"
+	@echo "otelcol-llm $(VERSION): builtin:default (configs/default.yaml, compiled in): a one-minute streaming"
 	@echo "  load test of the built-in mock model (mock_llm on 127.0.0.1:$${OTELCOL_LLM_MOCK_PORT:-18000}); set OTELCOL_LLM_TARGET_URL"
 	@echo "  (and OTELCOL_LLM_TARGET_MODEL, OTELCOL_LLM_API_KEY) to test a real endpoint; other configs: --config builtin:list"
 	exec ./$(BIN) --config builtin:default

@@ -4,12 +4,12 @@ package otelcolllm
 
 import "embed"
 
-// Configs holds the pipeline configurations under testdata/configs. They are
+// Configs holds the pipeline configurations under configs/. They are
 // the configurations the project tests end to end and the ones the binary
 // serves through the builtin confmap provider ("builtin:<name>").
 //
-//go:embed testdata/configs/*.yaml
+//go:embed configs/*.yaml
 var Configs embed.FS
 
 // ConfigDir is the folder of Configs that holds the YAML files.
-const ConfigDir = "testdata/configs"
+const ConfigDir = "configs"

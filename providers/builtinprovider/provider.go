@@ -1,7 +1,7 @@
 // Package builtinprovider is a confmap provider that serves the configurations
 // compiled into the otelcol-llm binary. "--config builtin:default" starts the
 // collector on the default pipeline without any file on disk; the other names
-// are the pipeline configurations shipped under testdata/configs.
+// are the pipeline configurations shipped under configs.
 package builtinprovider // import "github.com/otelcol-llm/otelcol-llm/providers/builtinprovider"
 
 import (

@@ -25,7 +25,7 @@ func TestValidateProviderScheme(t *testing.T) {
 }
 
 // TestRetrieveServesShippedConfigs checks that every builtin name serves the
-// same configuration as its file under testdata/configs.
+// same configuration as its file under configs.
 func TestRetrieveServesShippedConfigs(t *testing.T) {
 	names := Names(otelcolllm.Configs, otelcolllm.ConfigDir)
 	require.Contains(t, names, "default")

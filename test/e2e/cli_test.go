@@ -128,7 +128,7 @@ func TestComponentsMatchManifest(t *testing.T) {
 // TestValidateConfigs runs `validate` on every shipped configuration, from its
 // file and, for the compiled-in copies, through the builtin provider.
 func TestValidateConfigs(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "configs", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(repoRoot, "configs", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
