@@ -83,97 +83,133 @@ func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 		e := &entry{rec: Record{ID: rec.ID}, done: make(chan struct{})}
 		s.hist.add(e)
 		ctx, span := s.startSpan(r, "chat")
-		defer func() {
-			rec.EndAt = time.Now()
-			if rec.ClientGone {
-				s.gone.Add(1)
-			}
-			span.SetAttributes(attribute.Int("http.response.status_code", rec.Status),
-				attribute.Int("gen_ai.usage.output_tokens", rec.SentTokens),
-				attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens))
-			span.End()
-			s.hist.finish(e, &rec)
-		}()
+		defer s.finishCompletion(e, &rec, span)
 		w.Header().Set(HeaderRequestID, rec.ID)
 
-		var q completionRequest
-		body := http.MaxBytesReader(w, r.Body, 32<<20)
-		err := json.NewDecoder(body).Decode(&q)
-		// Reading the body to its end lets net/http watch the connection,
-		// so that a client leaving while queued cancels r.Context().
-		_, _ = io.Copy(io.Discard, body)
-		if err != nil {
-			rec.Status = http.StatusBadRequest
-			setSpanError(span, "400")
-			writeError(w, rec.Status, "invalid_request_error", "", "request body is not valid JSON: "+err.Error())
-			return
-		}
-		if q.Model == "" {
-			q.Model = s.cfg.Models[0]
-		}
-		rec.Model, rec.Stream = q.Model, q.Stream
-		rec.IncludeUsage = q.StreamOptions != nil && q.StreamOptions.IncludeUsage
-		rec.PromptTokens = q.promptTokens()
-		op := "chat"
-		if ep == endpointText {
-			op = "text_completion"
-		}
-		span.SetName(op + " " + q.Model)
-		span.SetAttributes(attribute.String("gen_ai.operation.name", op), attribute.String("gen_ai.request.model", q.Model),
-			attribute.Bool("gen_ai.request.stream", q.Stream), attribute.String("gen_ai.response.id", rec.ID))
-		if !s.hasModel(q.Model) {
-			rec.Status = http.StatusNotFound
-			setSpanError(span, "404")
-			writeError(w, rec.Status, "invalid_request_error", "model", fmt.Sprintf("The model `%s` does not exist.", q.Model))
-			return
-		}
-		rng := s.rng(n)
-		fault, err := s.pickFault(r, rng)
-		if err != nil {
-			rec.Status = http.StatusBadRequest
-			writeError(w, rec.Status, "invalid_request_error", HeaderFault, err.Error())
-			return
-		}
-		p, err := s.plan(r, &q, rng, rec.PromptTokens)
-		if err != nil {
-			rec.Status = http.StatusBadRequest
-			writeError(w, rec.Status, "invalid_request_error", "", err.Error())
-			return
-		}
-		rec.Fault = fault
-		if fault != FaultNone {
-			s.faults.Add(1)
-			s.faultsByKind[fault].Add(1)
-			span.SetAttributes(attribute.String("mockllm.fault", fault))
-		}
-		rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL = p.tokens, p.ttft, p.itl
-		maxTok := requestedMax(&q)
-		if fault == FaultContextLength || rec.PromptTokens+maxTok > s.cfg.ContextWindow {
-			rec.Status = http.StatusBadRequest
-			setSpanError(span, "400")
-			writeError(w, rec.Status, "invalid_request_error", "messages", fmt.Sprintf(
-				"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-				s.cfg.ContextWindow, rec.PromptTokens+maxTok, rec.PromptTokens, maxTok))
-			return
-		}
-		if s.refuse(w, fault, &rec, span) {
-			return
-		}
-		release, ok := s.admit(w, r, &rec, span)
+		q, ok := s.readCompletionRequest(w, r, ep, &rec, span)
 		if !ok {
 			return
 		}
-		defer release()
-		if fault == FaultSlowHeaders && !sleepUntil(r.Context(), time.Now().Add(s.cfg.SlowHeaders)) {
-			rec.ClientGone = true
+		rng := s.rng(n)
+		fault, p, ok := s.planCompletion(w, r, &q, rng, &rec, span)
+		if !ok {
 			return
 		}
-		if q.Stream {
-			s.stream(ctx, w, ep, &q, p, fault, rng, &rec, span)
-			return
-		}
-		s.unary(w, r, ep, &q, p, rng, &rec, span)
+		s.serveCompletion(ctx, w, r, ep, &q, p, fault, rng, &rec, span)
 	}
+}
+
+// finishCompletion ends the request's span and files its record.
+func (s *Server) finishCompletion(e *entry, rec *Record, span trace.Span) {
+	rec.EndAt = time.Now()
+	if rec.ClientGone {
+		s.gone.Add(1)
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", rec.Status),
+		attribute.Int("gen_ai.usage.output_tokens", rec.SentTokens),
+		attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens))
+	span.End()
+	s.hist.finish(e, rec)
+}
+
+// readCompletionRequest decodes the body, names the span after the request
+// and checks the model; false when it answered an error.
+func (s *Server) readCompletionRequest(w http.ResponseWriter, r *http.Request, ep endpoint, rec *Record, span trace.Span) (completionRequest, bool) {
+	var q completionRequest
+	body := http.MaxBytesReader(w, r.Body, 32<<20)
+	err := json.NewDecoder(body).Decode(&q)
+	// Reading the body to its end lets net/http watch the connection,
+	// so that a client leaving while queued cancels r.Context().
+	_, _ = io.Copy(io.Discard, body)
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		setSpanError(span, "400")
+		writeError(w, rec.Status, "invalid_request_error", "", "request body is not valid JSON: "+err.Error())
+		return q, false
+	}
+	if q.Model == "" {
+		q.Model = s.cfg.Models[0]
+	}
+	rec.Model, rec.Stream = q.Model, q.Stream
+	rec.IncludeUsage = q.StreamOptions != nil && q.StreamOptions.IncludeUsage
+	rec.PromptTokens = q.promptTokens()
+	op := "chat"
+	if ep == endpointText {
+		op = "text_completion"
+	}
+	span.SetName(op + " " + q.Model)
+	span.SetAttributes(attribute.String("gen_ai.operation.name", op), attribute.String("gen_ai.request.model", q.Model),
+		attribute.Bool("gen_ai.request.stream", q.Stream), attribute.String("gen_ai.response.id", rec.ID))
+	if !s.hasModel(q.Model) {
+		rec.Status = http.StatusNotFound
+		setSpanError(span, "404")
+		writeError(w, rec.Status, "invalid_request_error", "model", fmt.Sprintf("The model `%s` does not exist.", q.Model))
+		return q, false
+	}
+	return q, true
+}
+
+// planCompletion picks the request's fault and plans its answer; false when
+// it answered an error (a bad override header).
+func (s *Server) planCompletion(w http.ResponseWriter, r *http.Request, q *completionRequest, rng *rand.Rand, rec *Record, span trace.Span) (string, plan, bool) {
+	fault, err := s.pickFault(r, rng)
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		writeError(w, rec.Status, "invalid_request_error", HeaderFault, err.Error())
+		return fault, plan{}, false
+	}
+	p, err := s.plan(r, q, rng, rec.PromptTokens)
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		writeError(w, rec.Status, "invalid_request_error", "", err.Error())
+		return fault, p, false
+	}
+	rec.Fault = fault
+	if fault != FaultNone {
+		s.faults.Add(1)
+		s.faultsByKind[fault].Add(1)
+		span.SetAttributes(attribute.String("mockllm.fault", fault))
+	}
+	rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL = p.tokens, p.ttft, p.itl
+	return fault, p, true
+}
+
+// serveCompletion answers a planned request: the refusals first (context
+// length, refusing faults, a full queue), then the stream or the unary
+// answer once admitted.
+func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *http.Request, ep endpoint, q *completionRequest, p plan, fault string, rng *rand.Rand, rec *Record, span trace.Span) {
+	if s.tooLong(w, q, fault, rec, span) || s.refuse(w, fault, rec, span) {
+		return
+	}
+	release, ok := s.admit(w, r, rec, span)
+	if !ok {
+		return
+	}
+	defer release()
+	if fault == FaultSlowHeaders && !sleepUntil(r.Context(), time.Now().Add(s.cfg.SlowHeaders)) {
+		rec.ClientGone = true
+		return
+	}
+	if q.Stream {
+		s.stream(ctx, w, ep, q, p, fault, rng, rec, span)
+		return
+	}
+	s.unary(w, r, ep, q, p, rng, rec, span)
+}
+
+// tooLong answers the requests whose prompt and maximum output exceed the
+// context window (or that carry the context-length fault); true when it did.
+func (s *Server) tooLong(w http.ResponseWriter, q *completionRequest, fault string, rec *Record, span trace.Span) bool {
+	maxTok := requestedMax(q)
+	if fault != FaultContextLength && rec.PromptTokens+maxTok <= s.cfg.ContextWindow {
+		return false
+	}
+	rec.Status = http.StatusBadRequest
+	setSpanError(span, "400")
+	writeError(w, rec.Status, "invalid_request_error", "messages", fmt.Sprintf(
+		"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+		s.cfg.ContextWindow, rec.PromptTokens+maxTok, rec.PromptTokens, maxTok))
+	return true
 }
 
 // refuse answers the faults that refuse a request before it is served;

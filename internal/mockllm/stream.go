@@ -89,6 +89,18 @@ func (c *chunkWriter) flush() error {
 
 // stream sends a streamed completion following the plan.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint, q *completionRequest, p plan, fault string, rng *rand.Rand, rec *Record, span trace.Span) {
+	s.countActive()
+	defer s.active.Add(-1)
+
+	cw, ok := s.openStream(w, ep, q, rec)
+	if !ok || !s.streamTokens(ctx, cw, p, fault, rng, rec, span) {
+		return
+	}
+	s.finishStream(cw, p, fault, rec, span)
+}
+
+// countActive counts a stream as open and raises the peak if it is one.
+func (s *Server) countActive() {
 	a := s.active.Add(1)
 	for {
 		m := s.maxActive.Load()
@@ -96,8 +108,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 			break
 		}
 	}
-	defer s.active.Add(-1)
+}
 
+// openStream sends the event-stream headers and, on the chat endpoint, the
+// role chunk; false when the client is gone.
+func (s *Server) openStream(w http.ResponseWriter, ep endpoint, q *completionRequest, rec *Record) (*chunkWriter, bool) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -107,19 +122,32 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 	cw := newChunkWriter(w, ep, rec.ID, q.Model, s.created, rec.IncludeUsage)
 	if err := cw.rc.Flush(); err != nil {
 		rec.ClientGone = true
-		return
+		return nil, false
 	}
 	rec.HeadersAt = time.Now()
-	gone := func() { rec.ClientGone = true }
-
 	if ep == endpointChat {
 		cw.choice("assistant", "", "")
-		if cw.flush() != nil {
-			gone()
-			return
+		if !cw.send(rec) {
+			return nil, false
 		}
-		rec.SentChunks++
 	}
+	return cw, true
+}
+
+// send flushes the built event as one more chunk; false (client gone) when
+// it could not be written.
+func (c *chunkWriter) send(rec *Record) bool {
+	if c.flush() != nil {
+		rec.ClientGone = true
+		return false
+	}
+	rec.SentChunks++
+	return true
+}
+
+// streamTokens sends the content chunks, each when it is due, and the
+// mid-stream fault; false when the stream ended before its last token.
+func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, fault string, rng *rand.Rand, rec *Record, span trace.Span) bool {
 	if s.cfg.RecordTokenTimes {
 		rec.ChunkTimes = make([]time.Time, 0, (p.tokens+s.cfg.TokensPerChunk-1)/s.cfg.TokensPerChunk)
 	}
@@ -128,85 +156,111 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 	chunks := 0
 	for sent := 0; sent < p.tokens; {
 		if chunks == p.faultAfter {
-			switch fault {
-			case FaultErrorEvent:
-				cw.raw(`data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":500}}` + "\n\n")
-				if cw.flush() == nil {
-					cw.raw("data: [DONE]\n\n")
-					rec.DoneSent = cw.flush() == nil
-				}
-				rec.FinishReason = "error"
-				setSpanError(span, "stream_error")
-				return
-			case FaultStall:
-				if !sleepUntil(ctx, time.Now().Add(s.cfg.StallDuration)) {
-					gone()
-					return
-				}
-				due = time.Now()
-			case FaultDrop:
-				setSpanError(span, "connection_dropped")
-				rec.FinishReason = "dropped"
-				// Aborting the handler makes net/http close the
-				// connection (HTTP/1.1) or reset the stream (HTTP/2)
-				// without a clean end of the body.
-				panic(http.ErrAbortHandler)
-			case FaultMalformed:
-				cw.raw(`data: {"id":"` + rec.ID + `","choices":[{"index":0,"delta":{"content":"` + "\n\n")
-				if cw.flush() != nil {
-					gone()
-					return
-				}
-				rec.SentChunks++
+			var ok bool
+			if due, ok = s.midStreamFault(ctx, cw, fault, due, rec, span); !ok {
+				return false
 			}
 		}
 		if !sleepUntil(ctx, due) {
-			gone()
-			return
+			rec.ClientGone = true
+			return false
 		}
 		n := min(s.cfg.TokensPerChunk, p.tokens-sent)
-		text = text[:0]
-		for i := 0; i < n; i++ {
-			text = append(text, words[(sent+i)%len(words)]...)
-		}
+		text = appendWords(text[:0], sent, n)
 		// The chunk's time is taken as it is handed to the connection: a
 		// client cannot see it earlier, however late this goroutine runs
 		// after the write.
 		now := time.Now()
 		cw.choice("", string(text), "")
-		if cw.flush() != nil {
-			gone()
-			return
+		if !cw.send(rec) {
+			return false
 		}
-		if chunks == 0 {
-			rec.FirstContentAt = now
-		}
-		if rec.ChunkTimes != nil {
-			rec.ChunkTimes = append(rec.ChunkTimes, now)
-		}
+		rec.noteContent(chunks == 0, now)
 		chunks++
-		rec.SentChunks++
 		sent += n
 		rec.SentTokens = sent
-		f := s.eng.slowdown(s.cfg.BatchSlowdown)
-		for i := 0; i < n && sent < p.tokens; i++ {
-			due = due.Add(slowed(jitter(rng, p.itl, p.jitter), f))
+		due = s.nextDue(due, rng, p, n, sent)
+	}
+	return true
+}
+
+// noteContent records when a content chunk was handed to the connection.
+func (r *Record) noteContent(first bool, at time.Time) {
+	if first {
+		r.FirstContentAt = at
+	}
+	if r.ChunkTimes != nil {
+		r.ChunkTimes = append(r.ChunkTimes, at)
+	}
+}
+
+// appendWords appends the text of n tokens starting at token from.
+func appendWords(text []byte, from, n int) []byte {
+	for i := 0; i < n; i++ {
+		text = append(text, words[(from+i)%len(words)]...)
+	}
+	return text
+}
+
+// nextDue moves the due time past the n tokens just sent, one jittered and
+// batch-slowed inter-token gap each, unless the last token went out.
+func (s *Server) nextDue(due time.Time, rng *rand.Rand, p plan, n, sent int) time.Time {
+	f := s.eng.slowdown(s.cfg.BatchSlowdown)
+	for i := 0; i < n && sent < p.tokens; i++ {
+		due = due.Add(slowed(jitter(rng, p.itl, p.jitter), f))
+	}
+	return due
+}
+
+// midStreamFault injects the request's mid-stream fault before the next
+// content chunk and returns when that chunk is due; false when the fault (or
+// a client leaving meanwhile) ended the stream.
+func (s *Server) midStreamFault(ctx context.Context, cw *chunkWriter, fault string, due time.Time, rec *Record, span trace.Span) (time.Time, bool) {
+	switch fault {
+	case FaultErrorEvent:
+		cw.raw(`data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":500}}` + "\n\n")
+		if cw.flush() == nil {
+			cw.raw("data: [DONE]\n\n")
+			rec.DoneSent = cw.flush() == nil
+		}
+		rec.FinishReason = "error"
+		setSpanError(span, "stream_error")
+		return due, false
+	case FaultStall:
+		if !sleepUntil(ctx, time.Now().Add(s.cfg.StallDuration)) {
+			rec.ClientGone = true
+			return due, false
+		}
+		return time.Now(), true
+	case FaultDrop:
+		setSpanError(span, "connection_dropped")
+		rec.FinishReason = "dropped"
+		// Aborting the handler makes net/http close the
+		// connection (HTTP/1.1) or reset the stream (HTTP/2)
+		// without a clean end of the body.
+		panic(http.ErrAbortHandler)
+	case FaultMalformed:
+		cw.raw(`data: {"id":"` + rec.ID + `","choices":[{"index":0,"delta":{"content":"` + "\n\n")
+		if !cw.send(rec) {
+			return due, false
 		}
 	}
+	return due, true
+}
+
+// finishStream sends the finish chunk, the usage chunk when asked for and
+// data: [DONE] (unless the fault leaves it out), and counts the completion.
+func (s *Server) finishStream(cw *chunkWriter, p plan, fault string, rec *Record, span trace.Span) {
 	cw.choice("", "", p.finish)
-	if cw.flush() != nil {
-		gone()
+	if !cw.send(rec) {
 		return
 	}
-	rec.SentChunks++
 	rec.FinishReason = p.finish
 	if rec.IncludeUsage {
 		cw.usageChunk(rec.PromptTokens, rec.SentTokens)
-		if cw.flush() != nil {
-			gone()
+		if !cw.send(rec) {
 			return
 		}
-		rec.SentChunks++
 	}
 	span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{p.finish}))
 	if fault == FaultMissingDone {
@@ -215,7 +269,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 	}
 	cw.raw("data: [DONE]\n\n")
 	if cw.flush() != nil {
-		gone()
+		rec.ClientGone = true
 		return
 	}
 	rec.DoneSent = true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
@@ -124,23 +125,7 @@ const noInstance = math.MaxUint32 // GPU/compute instance id of an event outside
 
 // handleEvent counts one event and emits it as a log record.
 func (s *session) handleEvent(ctx context.Context, data nvml.EventData, devices []eventDevice) {
-	var ed *eventDevice
-	for i := range devices {
-		if devices[i].dev == data.Device {
-			ed = &devices[i]
-			break
-		}
-	}
-	if ed == nil && data.Device != nil {
-		if uuid, ret := data.Device.GetUUID(); ret == nvml.SUCCESS {
-			for i := range devices {
-				if devices[i].uuid == uuid {
-					ed = &devices[i]
-					break
-				}
-			}
-		}
-	}
+	ed := findEventDevice(devices, data.Device)
 	typ, known := eventTypeByMask(data.EventType)
 	if !known {
 		typ = eventType{name: fmt.Sprintf("unknown_%d", data.EventType), severity: plog.SeverityNumberWarn, meaning: "Unknown NVML event"}
@@ -149,7 +134,38 @@ func (s *session) handleEvent(ctx context.Context, data nvml.EventData, devices 
 	if ed != nil {
 		uuid = ed.uuid
 	}
+	ld, lr := newEventLog(ed)
+	xid, isXID := describeEvent(lr, typ, data)
+	logs := s.countEvent(uuid, typ.name, data.EventData, isXID, xid)
+	s.logger.Warn("nvidia_gpu: NVML event", zap.String("hw.id", uuid), zap.String("type", typ.name),
+		zap.String("message", lr.Body().Str()))
+	s.deliverEvent(ctx, logs, ld, typ.name)
+}
 
+// findEventDevice finds the GPU an event came from: by handle, else by UUID;
+// nil when it is none of the registered GPUs.
+func findEventDevice(devices []eventDevice, dev nvml.Device) *eventDevice {
+	for i := range devices {
+		if devices[i].dev == dev {
+			return &devices[i]
+		}
+	}
+	if dev == nil {
+		return nil
+	}
+	if uuid, ret := dev.GetUUID(); ret == nvml.SUCCESS {
+		for i := range devices {
+			if devices[i].uuid == uuid {
+				return &devices[i]
+			}
+		}
+	}
+	return nil
+}
+
+// newEventLog returns logs holding one record, timestamped now, under the
+// GPU's resource (or a bare NVIDIA one when the GPU is not known).
+func newEventLog(ed *eventDevice) (plog.Logs, plog.LogRecord) {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	if ed != nil {
@@ -163,11 +179,16 @@ func (s *session) handleEvent(ctx context.Context, data nvml.EventData, devices 
 	now := pcommon.NewTimestampFromTime(time.Now())
 	lr.SetTimestamp(now)
 	lr.SetObservedTimestamp(now)
+	return ld, lr
+}
+
+// describeEvent fills the record's attributes, body and severity; an XID
+// takes its severity and meaning from the XID catalog.
+func describeEvent(lr plog.LogRecord, typ eventType, data nvml.EventData) (xid xidInfo, isXID bool) {
 	attrs := lr.Attributes()
 	attrs.PutStr("nvidia.gpu.event.type", typ.name)
 	severity := typ.severity
-	var xid xidInfo
-	isXID := data.EventType == nvml.EventTypeXidCriticalError
+	isXID = data.EventType == nvml.EventTypeXidCriticalError
 	if isXID {
 		xid = lookupXID(data.EventData)
 		severity = severities[xid.Severity]
@@ -193,36 +214,42 @@ func (s *session) handleEvent(ctx context.Context, data nvml.EventData, devices 
 	}
 	lr.SetSeverityNumber(severity)
 	lr.SetSeverityText(severityText(severity))
+	return xid, isXID
+}
 
+// countEvent adds the event to the counters the scraper reports and returns
+// the logs consumer, nil when no logs pipeline is attached.
+func (s *session) countEvent(uuid, typ string, code uint64, isXID bool, xid xidInfo) consumer.Logs {
 	s.evMu.Lock()
+	defer s.evMu.Unlock()
 	if s.eventCounts[uuid] == nil {
 		s.eventCounts[uuid] = map[string]int64{}
 	}
-	s.eventCounts[uuid][typ.name]++
+	s.eventCounts[uuid][typ]++
 	if isXID {
 		if s.xidCounts[uuid] == nil {
 			s.xidCounts[uuid] = map[uint64]int64{}
 		}
-		s.xidCounts[uuid][data.EventData]++
+		s.xidCounts[uuid][code]++
 		if severityRank(xid.Severity) > severityRank(s.recentSev[uuid]) {
 			s.recentSev[uuid] = xid.Severity
 		}
 	}
-	logs := s.logs
-	s.evMu.Unlock()
+	return s.logs
+}
 
-	s.logger.Warn("nvidia_gpu: NVML event", zap.String("hw.id", uuid), zap.String("type", typ.name),
-		zap.String("message", lr.Body().Str()))
+// deliverEvent hands the record to the logs pipeline and counts the outcome.
+func (s *session) deliverEvent(ctx context.Context, logs consumer.Logs, ld plog.Logs, typ string) {
 	if logs == nil {
-		s.tel.event(typ.name, outcomeNoPipeline)
+		s.tel.event(typ, outcomeNoPipeline)
 		return
 	}
 	if err := logs.ConsumeLogs(ctx, ld); err != nil {
-		s.tel.event(typ.name, outcomeRefused)
+		s.tel.event(typ, outcomeRefused)
 		s.logger.Warn("nvidia_gpu: event log record refused by the logs pipeline", zap.Error(err))
 		return
 	}
-	s.tel.event(typ.name, outcomeEmitted)
+	s.tel.event(typ, outcomeEmitted)
 }
 
 func severityText(n plog.SeverityNumber) string {
