@@ -28,9 +28,10 @@ var representativeOp = [numCategories]string{
 }
 
 func categoryOf(op string) int {
-	switch op {
-	case genai.OpChat, genai.OpTextCompletion, genai.OpGenerateContent:
+	if genai.IsInference(op, genai.WithoutEmbeddings) {
 		return catInference
+	}
+	switch op {
 	case genai.OpEmbeddings:
 		return catEmbeddings
 	case genai.OpInvokeAgent:
@@ -51,7 +52,7 @@ const (
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"success", "empty", "error"}
+var outcomeNames = [numOutcomes]string{genai.LLMOutcomeSuccess, genai.LLMOutcomeEmpty, genai.LLMOutcomeError}
 
 // SLOs of llm.slo.violations.
 const (
@@ -301,19 +302,19 @@ func (a *aggregator) exemplar(h *histogram, f *spanFacts, v float64) {
 func (a *aggregator) observe(s *series, f *spanFacts) int {
 	n := 0
 	tpot, hasTPOT := 0.0, false
-	if f.hasTTFT && f.output.set && f.output.v > 1 && f.duration >= f.ttft {
-		tpot, hasTPOT = (f.duration-f.ttft)/float64(f.output.v-1), true
+	if f.TTFT.OK && f.OutputTokens.OK && f.duration >= f.TTFT.S {
+		tpot, hasTPOT = genai.TimePerOutputToken(f.duration, f.TTFT.S, f.OutputTokens.N)
 	}
 	if s.server {
 		if a.cfg.ServerMetrics {
 			hs, d := s.histSet(0), &a.server
 			n += a.hist(&hs.duration, d.RequestDuration.Buckets, f.duration)
 			a.exemplar(hs.duration, f, f.duration)
-			if !f.failed && f.hasTTFT {
-				n += a.hist(&hs.ttft, d.TimeToFirstToken.Buckets, f.ttft)
-				a.exemplar(hs.ttft, f, f.ttft)
+			if !f.Failed && f.TTFT.OK {
+				n += a.hist(&hs.ttft, d.TimeToFirstToken.Buckets, f.TTFT.S)
+				a.exemplar(hs.ttft, f, f.TTFT.S)
 			}
-			if !f.failed && hasTPOT {
+			if !f.Failed && hasTPOT {
 				n += a.hist(&hs.tpot, d.TimePerOutputToken.Buckets, tpot)
 			}
 		}
@@ -322,32 +323,32 @@ func (a *aggregator) observe(s *series, f *spanFacts) int {
 		hs, d := s.histSet(cat), &a.client[cat]
 		n += a.hist(&hs.duration, d.Duration.Buckets, f.duration)
 		a.exemplar(hs.duration, f, f.duration)
-		if d.TimeToFirstChunk.Name != "" && f.hasTTFT {
-			n += a.hist(&hs.ttft, d.TimeToFirstChunk.Buckets, f.ttft)
-			a.exemplar(hs.ttft, f, f.ttft)
+		if d.TimeToFirstChunk.Name != "" && f.TTFT.OK {
+			n += a.hist(&hs.ttft, d.TimeToFirstChunk.Buckets, f.TTFT.S)
+			a.exemplar(hs.ttft, f, f.TTFT.S)
 		}
 		if d.TimePerOutputChunk.Name != "" && hasTPOT {
 			n += a.hist(&hs.tpot, d.TimePerOutputChunk.Buckets, tpot)
 		}
 		if d.TokenUsage.Name != "" || d.InputTokens.Name != "" {
-			if f.input.set {
-				n += a.hist(&hs.input, genai.TokenBuckets, float64(f.input.v))
+			if f.InputTokens.OK {
+				n += a.hist(&hs.input, genai.TokenBuckets, float64(f.InputTokens.N))
 			}
 		}
 		if d.TokenUsage.Name != "" || d.OutputTokens.Name != "" {
-			if f.output.set {
-				n += a.hist(&hs.output, genai.TokenBuckets, float64(f.output.v))
+			if f.OutputTokens.OK {
+				n += a.hist(&hs.output, genai.TokenBuckets, float64(f.OutputTokens.N))
 			}
 		}
 		if d.InputTokensTotal.Name != "" {
 			// The latest conventions count failed calls and calls without
 			// usage too (as zero), so that the series exist.
 			hs.usage = true
-			hs.addUsage(usageInput, f.input.v, &f.parts[genai.UsageInput], f.hasParts[genai.UsageInput])
-			hs.addUsage(usageOutput, f.output.v, &f.parts[genai.UsageOutput], f.hasParts[genai.UsageOutput])
-			hs.addUsage(usageCacheRead, f.cacheRead.v, &f.parts[genai.UsageCacheRead], f.hasParts[genai.UsageCacheRead])
-			hs.addUsage(usageCacheWrite, f.cacheWrite.v, nil, false)
-			hs.addUsage(usageReasoning, f.reasoning.v, nil, false)
+			hs.addUsage(usageInput, f.InputTokens.N, &f.parts[genai.UsageInput], f.hasParts[genai.UsageInput])
+			hs.addUsage(usageOutput, f.OutputTokens.N, &f.parts[genai.UsageOutput], f.hasParts[genai.UsageOutput])
+			hs.addUsage(usageCacheRead, f.CacheReadInputTokens.N, &f.parts[genai.UsageCacheRead], f.hasParts[genai.UsageCacheRead])
+			hs.addUsage(usageCacheWrite, f.CacheWriteInputTokens.N, nil, false)
+			hs.addUsage(usageReasoning, f.ReasoningOutputTokens.N, nil, false)
 			n += numUsageCounters
 		}
 	}
@@ -361,22 +362,22 @@ func (a *aggregator) golden(s *series, f *spanFacts, tpot float64, hasTPOT bool)
 	n := 2 // requests, concurrency
 	outcome := outcomeSuccess
 	switch {
-	case f.failed:
+	case f.Failed:
 		outcome = outcomeError
-	case f.output.set && f.output.v == 0:
+	case f.OutputTokens.OK && f.OutputTokens.N == 0:
 		outcome = outcomeEmpty
 	}
 	s.requests[outcome]++
 	s.busy += f.duration
 	if outcome == outcomeSuccess {
 		if categoryOf(f.dims[dimOperation]) == catInference {
-			s.outputTokens += f.output.v
+			s.outputTokens += f.OutputTokens.N
 			n++
 		}
 		if a.cfg.SLO.enabled() {
 			ttft := f.duration // non-streaming: the first token arrives with the response
-			if f.hasTTFT {
-				ttft = f.ttft
+			if f.TTFT.OK {
+				ttft = f.TTFT.S
 			}
 			miss := [numSLOs]bool{
 				a.slo[sloTTFT] > 0 && ttft > a.slo[sloTTFT],

@@ -13,24 +13,24 @@ import (
 
 // Attributes the connector adds to its golden-signal metrics.
 const (
-	attrOutcome        = "outcome"
-	attrSLO            = "slo"
-	attrBelowThreshold = "below_threshold"
+	attrOutcome        = genai.AttrLLMOutcome
+	attrSLO            = genai.AttrLLMSLO
+	attrBelowThreshold = genai.AttrLLMBelowThreshold
 )
 
 // Golden-signal metrics (project namespace llm.*; the conventions define none).
 var (
-	metricRequests = genai.MetricDef{Name: "llm.requests", Unit: "{request}", Instrument: genai.Counter,
+	metricRequests = genai.MetricDef{Name: genai.MetricLLMRequests, Unit: "{request}", Instrument: genai.Counter,
 		Description: "GenAI requests by outcome: success, empty (no error but zero output tokens) or error."}
-	metricOutputTokens = genai.MetricDef{Name: "llm.output_tokens", Unit: "{token}", Instrument: genai.Counter,
+	metricOutputTokens = genai.MetricDef{Name: genai.MetricLLMOutputTokens, Unit: "{token}", Instrument: genai.Counter,
 		Description: "Output tokens of successful, non-empty inference responses (chat, text_completion, generate_content); its rate is the effective tokens/s."}
-	metricGoodput = genai.MetricDef{Name: "llm.goodput.requests", Unit: "{request}", Instrument: genai.Counter,
+	metricGoodput = genai.MetricDef{Name: genai.MetricLLMGoodputRequests, Unit: "{request}", Instrument: genai.Counter,
 		Description: "Successful, non-empty requests that met every configured latency SLO."}
-	metricSLOViolations = genai.MetricDef{Name: "llm.slo.violations", Unit: "{request}", Instrument: genai.Counter,
+	metricSLOViolations = genai.MetricDef{Name: genai.MetricLLMSLOViolations, Unit: "{request}", Instrument: genai.Counter,
 		Description: "Successful, non-empty requests that missed a configured latency SLO, by SLO (ttft, tpot, e2e)."}
-	metricConcurrency = genai.MetricDef{Name: "llm.requests.concurrency", Unit: "{request}", Instrument: genai.Gauge,
+	metricConcurrency = genai.MetricDef{Name: genai.MetricLLMConcurrency, Unit: "{request}", Instrument: genai.Gauge,
 		Description: "Mean number of requests in flight over the last flush interval (request time / interval, Little's law)."}
-	metricEvaluations = genai.MetricDef{Name: "llm.evaluations", Unit: "{evaluation}", Instrument: genai.Counter,
+	metricEvaluations = genai.MetricDef{Name: genai.MetricLLMEvaluations, Unit: "{evaluation}", Instrument: genai.Counter,
 		Description: "Evaluated responses by gen_ai.evaluation.name and whether the score was below the configured threshold."}
 )
 
@@ -136,7 +136,7 @@ func (a *aggregator) buildServer(b *builder, s *series, start, now pcommon.Times
 		def *genai.MetricDef
 		h   *histogram
 	}{{&d.RequestDuration, hs.duration}, {&d.TimeToFirstToken, hs.ttft}, {&d.TimePerOutputToken, hs.tpot}} {
-		if h.h != nil && h.h.count > 0 {
+		if h.h != nil && h.h.Count > 0 {
 			b.histogram(s, h.def, h.h, start, now)
 		}
 	}
@@ -152,15 +152,15 @@ func (a *aggregator) buildClient(b *builder, s *series, start, now pcommon.Times
 			def *genai.MetricDef
 			h   *histogram
 		}{{&d.Duration, hs.duration}, {&d.TimeToFirstChunk, hs.ttft}, {&d.TimePerOutputChunk, hs.tpot}, {&d.InputTokens, hs.input}, {&d.OutputTokens, hs.output}} {
-			if h.def.Name != "" && h.h != nil && h.h.count > 0 {
+			if h.def.Name != "" && h.h != nil && h.h.Count > 0 {
 				b.histogram(s, h.def, h.h, start, now)
 			}
 		}
 		if d.TokenUsage.Name != "" {
-			if hs.input != nil && hs.input.count > 0 {
+			if hs.input != nil && hs.input.Count > 0 {
 				b.histogram(s, &d.TokenUsage, hs.input, start, now).PutStr(genai.AttrTokenType, genai.TokenTypeInput)
 			}
-			if hs.output != nil && hs.output.count > 0 {
+			if hs.output != nil && hs.output.Count > 0 {
 				b.histogram(s, &d.TokenUsage, hs.output, start, now).PutStr(genai.AttrTokenType, genai.TokenTypeOutput)
 			}
 		}

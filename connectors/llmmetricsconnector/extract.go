@@ -1,8 +1,8 @@
 package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector"
 
 import (
+	"math/bits"
 	"strconv"
-	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -42,48 +42,36 @@ const numModalKinds = 3
 
 type modalityAttr struct{ kind, modality int }
 
-// modalityAttrs indexes genai.ModalityUsage by attribute name.
-var modalityAttrs = func() map[string]modalityAttr {
-	m := make(map[string]modalityAttr, len(genai.ModalityUsage))
-	for _, u := range genai.ModalityUsage {
+// modalityAttrs gives the usage kind and modality index of each entry of
+// genai.ModalityUsage (the index of genai.SpanFacts.Modality).
+var modalityAttrs = func() (m [genai.NumModalityUsage]modalityAttr) {
+	for j, u := range genai.ModalityUsage {
 		for i, name := range modalityNames {
 			if name == u.Modality {
-				m[u.Attr] = modalityAttr{kind: int(u.Kind), modality: i}
+				m[j] = modalityAttr{kind: int(u.Kind), modality: i}
 			}
 		}
 	}
 	return m
 }()
 
-// optInt is an integer attribute that may be absent.
-type optInt struct {
-	v   int64
-	set bool
-}
-
 // spanFacts is what one span contributes, read in a single pass over its
-// attributes.
+// attributes: the shared GenAI facts and what only this connector reads.
 type spanFacts struct {
+	genai.SpanFacts
+
 	dims   [numBuiltinDims]string
 	extras []string // values of the configured dimensions ("" = absent)
-
-	system string // deprecated gen_ai.system, used when gen_ai.provider.name is absent
-
-	input, output, cacheRead, cacheWrite, reasoning optInt
 
 	// Per-modality subsets of input, output and cache-read tokens.
 	parts    [numModalKinds][numModalities]int64
 	hasParts [numModalKinds]bool
-
-	ttft    float64
-	hasTTFT bool
 
 	evalName  string
 	evalScore float64
 	hasEval   bool
 
 	server   bool
-	failed   bool
 	duration float64 // seconds
 
 	// For exemplars.
@@ -127,93 +115,52 @@ func (e *extractor) read(span ptrace.Span, f *spanFacts) {
 	for range e.numExtras {
 		f.extras = append(f.extras, "")
 	}
+	// One pass over the attributes: the shared GenAI facts (a switch on the
+	// key rather than one map lookup per fact), then the configured
+	// dimensions.
+	numExtras := e.numExtras
 	for k, v := range span.Attributes().All() {
-		e.attr(k, v, f)
-	}
-	if f.dims[dimProvider] == "" && f.system != "" {
-		f.dims[dimProvider] = f.system
-		if p, ok := genai.ProviderFromLegacySystem[f.system]; ok {
-			f.dims[dimProvider] = p
-		}
-	}
-	f.server = span.Kind() == ptrace.SpanKindServer
-	if span.Status().Code() == ptrace.StatusCodeError || f.dims[dimErrorType] != "" {
-		f.failed = true
-		if f.dims[dimErrorType] == "" {
-			f.dims[dimErrorType] = genai.ErrorTypeOther
-		}
-	}
-	if !f.hasEval && span.Events().Len() > 0 {
-		e.evaluationEvent(span.Events(), f)
-	}
-}
-
-// attr dispatches one span attribute. A switch on the key reads every fact in
-// one pass instead of one map lookup per fact.
-func (e *extractor) attr(k string, v pcommon.Value, f *spanFacts) {
-	switch k {
-	case genai.AttrOperationName:
-		f.dims[dimOperation] = str(v)
-	case genai.AttrProviderName:
-		f.dims[dimProvider] = str(v)
-	case genai.LegacyAttrSystem:
-		f.system = str(v)
-	case genai.AttrRequestModel:
-		f.dims[dimRequestModel] = str(v)
-	case genai.AttrResponseModel:
-		f.dims[dimResponseModel] = str(v)
-	case genai.AttrServerAddress:
-		f.dims[dimServerAddress] = str(v)
-	case genai.AttrServerPort:
-		f.dims[dimServerPort] = e.port(v)
-	case genai.AttrErrorType:
-		f.dims[dimErrorType] = str(v)
-	case genai.AttrUsageInputTokens:
-		f.input = e.tokens(k, v)
-	case genai.AttrUsageOutputTokens:
-		f.output = e.tokens(k, v)
-	case genai.LegacyAttrUsagePromptTokens:
-		if !f.input.set {
-			f.input = e.tokens(k, v)
-		}
-	case genai.LegacyAttrUsageCompletionTokens:
-		if !f.output.set {
-			f.output = e.tokens(k, v)
-		}
-	case genai.AttrUsageCacheReadInputTokens:
-		f.cacheRead = e.tokens(k, v)
-	case genai.AttrUsageCacheWriteInputTokens, genai.LegacyAttrUsageCacheCreation:
-		f.cacheWrite = e.tokens(k, v)
-	case genai.AttrUsageReasoningOutputTokens:
-		f.reasoning = e.tokens(k, v)
-	case genai.AttrTimeToFirstChunk, genai.VLLMAttrTimeToFirstToken:
-		if s, ok := e.seconds(k, v); ok {
-			f.ttft, f.hasTTFT = s, true
-		}
-	case genai.AttrEvaluationName:
-		f.evalName = str(v)
-	case genai.AttrEvaluationScore:
-		if s, ok := number(v); ok && finite(s) {
-			f.evalScore, f.hasEval = s, true
-		} else {
-			e.counts.ignore(k, reasonWrongType)
-		}
-	default:
-		if strings.HasPrefix(k, genai.UsageAttrPrefix) {
-			if u, ok := modalityAttrs[k]; ok {
-				if n := e.tokens(k, v); n.set {
-					f.parts[u.kind][u.modality] += n.v
-					f.hasParts[u.kind] = true
-				}
-				return
+		fact, why := f.Attr(k, v)
+		switch {
+		case fact:
+			if why != genai.Valid {
+				e.counts.ignore(k, ignoreReasons[why])
 			}
-		}
-		if e.numExtras > 0 {
+		case numExtras > 0:
 			if i, ok := e.extraIndex[k]; ok {
 				f.extras[i] = str(v)
 			}
 		}
 	}
+	f.End(span.Status().Code())
+	f.dims[dimOperation] = f.Operation
+	f.dims[dimProvider] = f.Provider
+	f.dims[dimRequestModel] = f.RequestModel
+	f.dims[dimResponseModel] = f.ResponseModel
+	f.dims[dimServerAddress] = f.ServerAddress
+	if p, ok := f.ServerPort(); ok {
+		f.dims[dimServerPort] = e.port(p)
+	}
+	f.dims[dimErrorType] = f.ErrorType
+	f.evalName, f.evalScore, f.hasEval = f.EvaluationName, f.EvaluationScore.V, f.EvaluationScore.OK
+	for set := f.ModalitySet; set != 0; set &= set - 1 {
+		i := bits.TrailingZeros16(set)
+		u := modalityAttrs[i]
+		f.parts[u.kind][u.modality] += f.Modality[i]
+		f.hasParts[u.kind] = true
+	}
+	f.server = span.Kind() == ptrace.SpanKindServer
+	if !f.hasEval && span.Events().Len() > 0 {
+		e.evaluationEvent(span.Events(), f)
+	}
+}
+
+// ignoreReasons maps why the shared reader did not use a value to the
+// reason counted.
+var ignoreReasons = [...]string{
+	genai.InvalidType:      reasonWrongType,
+	genai.InvalidNotFinite: reasonWrongType,
+	genai.InvalidNegative:  reasonNegative,
 }
 
 // evaluationEvent reads the first gen_ai.evaluation.result event.
@@ -239,44 +186,6 @@ func (e *extractor) evaluationEvent(events ptrace.SpanEventSlice, f *spanFacts) 
 		}
 		return
 	}
-}
-
-func (e *extractor) tokens(k string, v pcommon.Value) optInt {
-	var n int64
-	switch v.Type() {
-	case pcommon.ValueTypeInt:
-		n = v.Int()
-	case pcommon.ValueTypeDouble:
-		n = int64(v.Double())
-	case pcommon.ValueTypeStr:
-		p, err := strconv.ParseInt(v.Str(), 10, 64)
-		if err != nil {
-			e.counts.ignore(k, reasonWrongType)
-			return optInt{}
-		}
-		n = p
-	default:
-		e.counts.ignore(k, reasonWrongType)
-		return optInt{}
-	}
-	if n < 0 {
-		e.counts.ignore(k, reasonNegative)
-		return optInt{}
-	}
-	return optInt{v: n, set: true}
-}
-
-func (e *extractor) seconds(k string, v pcommon.Value) (float64, bool) {
-	s, ok := number(v)
-	if !ok || !finite(s) {
-		e.counts.ignore(k, reasonWrongType)
-		return 0, false
-	}
-	if s < 0 {
-		e.counts.ignore(k, reasonNegative)
-		return 0, false
-	}
-	return s, true
 }
 
 func number(v pcommon.Value) (float64, bool) {

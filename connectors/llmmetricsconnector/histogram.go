@@ -6,18 +6,17 @@ import (
 	"github.com/lightstep/go-expohisto/structure"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
 // histogram aggregates one series of one histogram metric, either over
-// explicit bucket boundaries or as a base-2 exponential histogram.
+// explicit bucket boundaries (the shared genai.ExplicitHistogram) or as a
+// base-2 exponential histogram.
 type histogram struct {
-	bounds []float64 // explicit boundaries (shared, read-only); nil when exponential
-	counts []uint64  // len(bounds)+1, allocated on first record
-	expo   *structure.Histogram[float64]
-	count  uint64
-	sum    float64
-	min    float64
-	max    float64
+	// Explicit buckets; only Count, Sum, Min and Max when expo is set.
+	genai.ExplicitHistogram
+	expo *structure.Histogram[float64]
 
 	exemplars []exemplar // the slowest values of the current flush interval
 }
@@ -79,41 +78,16 @@ func (hf histogramFactory) new(bounds []float64) *histogram {
 		h.expo.Init(hf.expoCfg)
 		return h
 	}
-	return &histogram{bounds: bounds}
+	return &histogram{ExplicitHistogram: genai.ExplicitHistogram{Bounds: bounds}}
 }
 
 func (h *histogram) record(v float64) {
-	if h.count == 0 || v < h.min {
-		h.min = v
-	}
-	if h.count == 0 || v > h.max {
-		h.max = v
-	}
-	h.count++
-	h.sum += v
 	if h.expo != nil {
+		h.RecordStats(v)
 		h.expo.Update(v)
 		return
 	}
-	if h.counts == nil {
-		h.counts = make([]uint64, len(h.bounds)+1)
-	}
-	// Buckets are (bounds[i-1], bounds[i]]; the advised lists are short, so
-	// a linear scan beats a binary search.
-	i := 0
-	for i < len(h.bounds) && v > h.bounds[i] {
-		i++
-	}
-	h.counts[i]++
-}
-
-func (h *histogram) reset() {
-	h.count, h.sum, h.min, h.max = 0, 0, 0, 0
-	if h.expo != nil {
-		h.expo.Clear()
-		return
-	}
-	clear(h.counts)
+	h.Record(v)
 }
 
 // appendTo adds the histogram as a data point of m (which must be of the
@@ -121,7 +95,9 @@ func (h *histogram) reset() {
 func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pcommon.Map {
 	if h.expo != nil {
 		dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
-		h.setCommon(dp, start, now)
+		dp.SetStartTimestamp(start)
+		dp.SetTimestamp(now)
+		h.CopyStatsTo(dp)
 		h.appendExemplars(dp)
 		dp.SetScale(h.expo.Scale())
 		dp.SetZeroCount(h.expo.ZeroCount())
@@ -135,34 +111,11 @@ func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pco
 		return dp.Attributes()
 	}
 	dp := m.Histogram().DataPoints().AppendEmpty()
-	h.setCommon(dp, start, now)
-	h.appendExemplars(dp)
-	dp.ExplicitBounds().FromRaw(h.bounds)
-	if h.counts == nil {
-		dp.BucketCounts().FromRaw(make([]uint64, len(h.bounds)+1))
-	} else {
-		dp.BucketCounts().FromRaw(h.counts)
-	}
-	return dp.Attributes()
-}
-
-// histogramPoint is what explicit and exponential histogram points share.
-type histogramPoint interface {
-	SetStartTimestamp(pcommon.Timestamp)
-	SetTimestamp(pcommon.Timestamp)
-	SetCount(uint64)
-	SetSum(float64)
-	SetMin(float64)
-	SetMax(float64)
-}
-
-func (h *histogram) setCommon(dp histogramPoint, start, now pcommon.Timestamp) {
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(now)
-	dp.SetCount(h.count)
-	dp.SetSum(h.sum)
-	dp.SetMin(h.min)
-	dp.SetMax(h.max)
+	h.appendExemplars(dp)
+	h.CopyTo(dp)
+	return dp.Attributes()
 }
 
 // finite reports whether v can be recorded.

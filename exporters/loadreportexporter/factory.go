@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
 )
 
@@ -71,14 +72,17 @@ func createDefaultConfig() *Config {
 		Formats:   []string{FormatJSON, FormatMarkdown, FormatHTML, FormatCSV},
 		Title:     "LLM load test report",
 		Dimensions: DimensionsConfig{
-			Target:   []string{"server.address"},
-			Model:    []string{"gen_ai.request.model", "gen_ai.response.model"},
-			Scenario: []string{"llm_loadgen.scenario", "loadgen.scenario"},
+			Target:   []string{genai.AttrServerAddress},
+			Model:    []string{genai.AttrRequestModel, genai.AttrResponseModel},
+			Scenario: []string{genai.AttrLoadgenScenario, "loadgen.scenario"},
 		},
-		CancelledErrorTypes: []string{"cancelled", "canceled", "context_canceled", "context canceled", "client_cancelled", "client_canceled"},
+		// llm_loadgen's live and synthetic spellings among other clients'.
+		CancelledErrorTypes: []string{genai.LoadgenErrorTypeCancelled, "canceled", genai.LoadgenErrorTypeContextCanceled, "context canceled", "client_cancelled", "client_canceled"},
 		TargetRate: TargetRateConfig{
-			Attributes: []string{"llm_loadgen.target_rate"},
-			Metrics:    []string{"llm_loadgen.target_rate", "otelcol_llm_loadgen_target_rate"},
+			Attributes: []string{genai.AttrLoadgenTargetRate},
+			// The span attribute's name as a metric (a pipeline that turns
+			// it into one), and llm_loadgen's own gauge.
+			Metrics: []string{genai.AttrLoadgenTargetRate, genai.MetricLoadgenTargetRate},
 		},
 		Goodput: GoodputConfig{TTFT: 2100 * time.Millisecond},
 		SLOs:    defaultSLOs(),

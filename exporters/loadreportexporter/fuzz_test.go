@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -71,9 +72,9 @@ func FuzzConsumeSpans(f *testing.F) {
 			}
 		}
 		sum := ss.AppendEmpty()
-		sum.SetName(summarySpanName)
-		sum.Attributes().PutInt(summaryReceived, in)
-		sum.Attributes().PutStr(summaryDropped, out)
+		sum.SetName(genai.SpanGuardSummarySpanName)
+		sum.Attributes().PutInt(genai.SpanGuardAttrSpansReceived, in)
+		sum.Attributes().PutStr(genai.SpanGuardAttrSpansDropped, out)
 
 		outcomes := st.consumeTraces(td)
 		var total int64

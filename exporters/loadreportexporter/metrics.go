@@ -44,28 +44,34 @@ const (
 // llm_metrics (both convention targets); span_guard's counters appear with
 // or without the _total suffix a Prometheus scrape adds; GPU names are the
 // hw.gpu.* conventions.
-var metricRoles = map[string]string{
-	"gen_ai.client.operation.duration":              roleE2E,
-	"gen_ai.client.inference.duration":              roleE2E,
-	"gen_ai.client.operation.time_to_first_chunk":   roleTTFT,
-	"gen_ai.client.inference.time_to_first_chunk":   roleTTFT,
-	"gen_ai.client.operation.time_per_output_chunk": roleTPOT,
-	"gen_ai.client.inference.time_per_output_chunk": roleTPOT,
-	"gen_ai.client.token.usage":                     roleTokenUsage,
-	"llm.requests":                                  roleRequests,
-	"llm.output_tokens":                             roleOutputTokens,
-	"llm.goodput.requests":                          roleGoodput,
-	"llm.requests.concurrency":                      roleConcurrency,
-	"otelcol_span_guard_spans_received":             roleGuardRecv,
-	"otelcol_span_guard_spans_received_total":       roleGuardRecv,
-	"otelcol_span_guard_spans_dropped":              roleGuardDropped,
-	"otelcol_span_guard_spans_dropped_total":        roleGuardDropped,
-	"otelcol_span_guard_spans_refused":              roleGuardRefused,
-	"otelcol_span_guard_spans_refused_total":        roleGuardRefused,
-	"hw.gpu.memory.usage":                           roleGPUMemUsage,
-	"hw.gpu.memory.limit":                           roleGPUMemLimit,
-	"hw.gpu.utilization":                            roleGPUUtil,
-}
+var metricRoles = func() map[string]string {
+	v141 := genai.ClientMetricsFor(genai.TargetV1_41, genai.OpChat)
+	latest := genai.ClientMetricsFor(genai.TargetLatest, genai.OpChat)
+	m := map[string]string{
+		genai.MetricLLMRequests:        roleRequests,
+		genai.MetricLLMOutputTokens:    roleOutputTokens,
+		genai.MetricLLMGoodputRequests: roleGoodput,
+		genai.MetricLLMConcurrency:     roleConcurrency,
+		genai.MetricHWGPUMemoryUsage:   roleGPUMemUsage,
+		genai.MetricHWGPUMemoryLimit:   roleGPUMemLimit,
+		genai.MetricHWGPUUtilization:   roleGPUUtil,
+	}
+	for _, d := range []genai.ClientMetrics{v141, latest} {
+		m[d.Duration.Name] = roleE2E
+		m[d.TimeToFirstChunk.Name] = roleTTFT
+		m[d.TimePerOutputChunk.Name] = roleTPOT
+	}
+	m[v141.TokenUsage.Name] = roleTokenUsage
+	for name, role := range map[string]string{
+		genai.SpanGuardMetricSpansReceived: roleGuardRecv,
+		genai.SpanGuardMetricSpansDropped:  roleGuardDropped,
+		genai.SpanGuardMetricSpansRefused:  roleGuardRefused,
+	} {
+		m[name] = role
+		m[name+genai.PrometheusCounterSuffix] = role
+	}
+	return m
+}()
 
 // bucket is one histogram bucket (lo, hi] with a count.
 type bucket struct {
@@ -336,7 +342,7 @@ func (s *state) histogramPoint(role, name string, res pcommon.Map, p histPoint, 
 // a model endpoint (as for spans). Points without an operation are kept.
 func modelCallPoint(attrs pcommon.Map) bool {
 	op := firstAttr([]string{genai.AttrOperationName}, attrs)
-	return op == "" || modelCalls[op]
+	return op == "" || isModelCall(op)
 }
 
 func sameBounds(a, b []bucket) bool {
@@ -387,9 +393,9 @@ func (s *state) numberPoint(role, name string, res pcommon.Map, dp pmetric.Numbe
 	label := ""
 	switch role {
 	case roleRequests:
-		label = firstAttr([]string{"outcome"}, attrs) + "|" + firstAttr([]string{genai.AttrErrorType}, attrs)
+		label = firstAttr([]string{genai.AttrLLMOutcome}, attrs) + "|" + firstAttr([]string{genai.AttrErrorType}, attrs)
 	case roleGuardDropped, roleGuardRefused:
-		label = firstAttr([]string{"reason"}, attrs)
+		label = firstAttr([]string{genai.AttrSpanGuardReason}, attrs)
 	}
 	st := s.remember(streamID(name, res, attrs), role, s.keyFor(attrs, res), label)
 	if st == nil {
@@ -420,7 +426,7 @@ func (s *state) numberPoint(role, name string, res pcommon.Map, dp pmetric.Numbe
 }
 
 func (s *state) gpuPoint(role string, res, attrs pcommon.Map, ts int64, v float64) {
-	id := firstAttr([]string{"hw.id"}, attrs, res)
+	id := firstAttr([]string{genai.AttrHWID}, attrs, res)
 	if id == "" {
 		id = "gpu"
 	}
@@ -434,7 +440,7 @@ func (s *state) gpuPoint(role string, res, attrs pcommon.Map, ts int64, v float6
 				s.gpus[id] = g
 			}
 		} else {
-			g = &gpuState{id: id, name: firstAttr([]string{"hw.name", "hw.model"}, attrs, res)}
+			g = &gpuState{id: id, name: firstAttr([]string{genai.AttrHWName, genai.AttrHWModel}, attrs, res)}
 			s.gpus[id] = g
 		}
 	}
@@ -444,7 +450,7 @@ func (s *state) gpuPoint(role string, res, attrs pcommon.Map, ts int64, v float6
 	case roleGPUMemLimit:
 		g.limit = max(g.limit, v)
 	case roleGPUUtil:
-		if task := firstAttr([]string{"hw.gpu.task"}, attrs); task != "" && task != "general" {
+		if task := firstAttr([]string{genai.AttrHWGPUTask}, attrs); task != "" && task != genai.HWGPUTaskGeneral {
 			return
 		}
 		g.utilSum += v

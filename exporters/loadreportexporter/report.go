@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
 // round keeps 6 significant digits so that reports are stable and readable.
@@ -251,7 +253,7 @@ func (s *state) metricRows() ([]Row, Row) {
 				addBuckets(g.tpot, st.buckets)
 				addBuckets(g.itl, st.buckets)
 			case roleTokenUsage:
-				if st.label == "input" {
+				if st.label == genai.TokenTypeInput {
 					g.inputTokens += int64(st.sum)
 				}
 			case roleRequests:
@@ -259,9 +261,9 @@ func (s *state) metricRows() ([]Row, Row) {
 				outcome, errType, _ := strings.Cut(st.label, "|")
 				n := int64(math.Round(st.value))
 				g.requests += n
-				if outcome == "error" {
+				if outcome == genai.LLMOutcomeError {
 					if errType == "" {
-						errType = "_OTHER"
+						errType = genai.ErrorTypeOther
 					}
 					g.errors[errType] += n
 					if isCancelled(errType, s.cfg.CancelledErrorTypes) {

@@ -25,6 +25,7 @@ const csvFlushBytes = 256 << 10
 type csvRow struct {
 	sp         ptrace.Span
 	attrs, res pcommon.Map
+	facts      *genai.SpanFacts // the span's, as the report read them
 	key        groupKey
 	cancelled  []string
 }
@@ -45,8 +46,8 @@ var csvColumns = []struct {
 	{"model", func(c *csvRow) string { return c.key.Model }},
 	{"scenario", func(c *csvRow) string { return c.key.Scenario }},
 	{"outcome", func(c *csvRow) string { return outcomeOf(c) }},
-	{"error_type", func(c *csvRow) string { return errorTypeOf(c.sp) }},
-	{"http_status", func(c *csvRow) string { return attrCell(c.attrs, "http.response.status_code") }},
+	{"error_type", func(c *csvRow) string { return c.facts.ErrorType }},
+	{"http_status", func(c *csvRow) string { return attrCell(c.attrs, genai.AttrHTTPResponseStatusCode) }},
 	{"target_rps", func(c *csvRow) string { return attrCell(c.attrs, genai.AttrLoadgenTargetRate) }},
 	{"queue_s", func(c *csvRow) string { return attrCell(c.attrs, genai.AttrLoadgenQueueTime) }},
 	{"ttft_s", func(c *csvRow) string {
@@ -86,19 +87,11 @@ func spanSeconds(sp ptrace.Span) float64 {
 	return float64(int64(sp.EndTimestamp())-int64(sp.StartTimestamp())) / 1e9
 }
 
-func errorTypeOf(sp ptrace.Span) string {
-	t := firstAttr([]string{genai.AttrErrorType}, sp.Attributes())
-	if t == "" && sp.Status().Code() == ptrace.StatusCodeError {
-		t = genai.ErrorTypeOther
-	}
-	return t
-}
-
 func outcomeOf(c *csvRow) string {
-	switch t := errorTypeOf(c.sp); {
-	case t == "":
+	switch f := c.facts; {
+	case !f.Failed:
 		return "ok"
-	case isCancelled(t, c.cancelled):
+	case isCancelled(f.ErrorType, c.cancelled):
 		return "cancelled"
 	}
 	return "error"
@@ -106,12 +99,15 @@ func outcomeOf(c *csvRow) string {
 
 // tpotCell is (E2E − TTFT)/(output tokens − 1), as the report computes it.
 func tpotCell(c *csvRow) string {
-	ttft, okT := floatAttr(c.attrs, genai.AttrTimeToFirstChunk, genai.VLLMAttrTimeToFirstToken)
-	out, okO := intAttr(c.attrs, genai.AttrUsageOutputTokens, genai.LegacyAttrUsageCompletionTokens)
-	if !okT || !okO || out < 2 || errorTypeOf(c.sp) != "" {
+	f := c.facts
+	if !f.TTFT.OK || !f.OutputTokens.OK || f.Failed {
 		return ""
 	}
-	return secondsCell((spanSeconds(c.sp) - ttft) / float64(out-1))
+	tpot, ok := genai.TimePerOutputToken(spanSeconds(c.sp), f.TTFT.S, f.OutputTokens.N)
+	if !ok {
+		return ""
+	}
+	return secondsCell(tpot)
 }
 
 func finishReason(m pcommon.Map) string {

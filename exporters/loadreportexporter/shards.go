@@ -57,8 +57,8 @@ func (c *ShardsConfig) validate() []error {
 
 // Metrics llm_loadgen emits per shard about its scheduler.
 const (
-	metricScheduleLag     = "llm_loadgen.schedule.lag"
-	metricScheduleSkipped = "llm_loadgen.schedule.skipped"
+	metricScheduleLag     = genai.MetricLoadgenScheduleLag
+	metricScheduleSkipped = genai.MetricLoadgenScheduleSkipped
 )
 
 // maxShards bounds the shard indexes remembered per run.
@@ -104,11 +104,12 @@ func (s *state) shardOf(res pcommon.Map) *shardState {
 	return sh
 }
 
-// addSpan counts a request span of the shard.
-func (sh *shardState) addSpan(sp ptrace.Span) {
+// addSpan counts a request span of the shard; failed is the span's
+// genai.SpanFacts.Failed.
+func (sh *shardState) addSpan(sp ptrace.Span, failed bool) {
 	start, end := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())
 	sh.requests++
-	if _, ok := sp.Attributes().Get(genai.AttrErrorType); ok || sp.Status().Code() == ptrace.StatusCodeError {
+	if failed {
 		sh.errors++
 	}
 	sh.firstStart = min(sh.firstStart, start)

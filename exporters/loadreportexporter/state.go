@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
 // state is everything the exporter has learnt about the run. It is guarded
@@ -38,6 +40,10 @@ type state struct {
 	// data without one); dist follows the run's shards (shards.go).
 	runID string
 	dist  *distState
+
+	// facts are the GenAI facts of the span consumeSpan read last (reused
+	// from span to span).
+	facts genai.SpanFacts
 
 	// inherit holds, during one consumeTraces call, the scenario of each
 	// trace that names one on any of its spans.

@@ -21,29 +21,24 @@ const (
 	spanNotModelCall   = "not_model_call" // tool, agent, retrieval, workflow spans
 	spanServer         = "server_span"    // SERVER spans (the other side of a client span)
 	spanBadTimestamps  = "bad_timestamps" // end before start, or zero
-	summarySpanName    = "span_guard.summary"
-	summaryAttrPrefix  = "span_guard."
-	summaryReceived    = "span_guard.spans.received"
-	summaryDropped     = "span_guard.spans.dropped"
-	summaryDroppedBy   = "span_guard.spans.dropped."
-	summaryFolded      = "span_guard.spans.folded"
 	ignoredTTFTOutside = "outside_duration"
 )
 
-// modelCalls are the operations that are requests to a model endpoint.
-var modelCalls = map[string]bool{
-	genai.OpChat: true, genai.OpTextCompletion: true, genai.OpGenerateContent: true, genai.OpEmbeddings: true,
-}
+// isModelCall reports whether op is a request to a model endpoint: the
+// shared predicate, embeddings included (as the README documents).
+func isModelCall(op string) bool { return genai.IsInference(op, genai.WithEmbeddings) }
 
 // chunkEventNames are span event names that mark one streamed chunk (as
 // llm_loadgen writes them in each dialect: GenAI, OpenLLMetry, legacy llm.*);
 // when a span has two or more, every gap between consecutive ones is an ITL
 // sample.
-var chunkEventNames = map[string]bool{
-	"gen_ai.response.chunk":        true,
-	"llm.content.completion.chunk": true,
-	"llm.completion.chunk":         true,
-}
+var chunkEventNames = func() map[string]bool {
+	m := make(map[string]bool, len(genai.ChunkEventNames))
+	for _, n := range genai.ChunkEventNames {
+		m[n] = true
+	}
+	return m
+}()
 
 func firstAttr(keys []string, attrs ...pcommon.Map) string {
 	for _, k := range keys {
@@ -184,12 +179,13 @@ func (s *state) consumeTraces(td ptrace.Traces) map[string]int64 {
 				if o != spanRequest && o != spanGroupOverflow {
 					continue
 				}
+				// s.facts are the request span's, read by consumeSpan.
 				if shard != nil {
-					shard.addSpan(spans.At(k))
+					shard.addSpan(spans.At(k), s.facts.Failed)
 				}
 				if s.csv != nil {
 					sp := spans.At(k)
-					s.csv.add(&csvRow{sp: sp, attrs: sp.Attributes(), res: res, key: s.requestKey(sp, res), cancelled: s.cfg.CancelledErrorTypes})
+					s.csv.add(&csvRow{sp: sp, attrs: sp.Attributes(), res: res, facts: &s.facts, key: s.requestKey(sp, res), cancelled: s.cfg.CancelledErrorTypes})
 				}
 			}
 		}
@@ -213,17 +209,22 @@ func (s *state) requestKey(sp ptrace.Span, res pcommon.Map) groupKey {
 }
 
 func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
-	attrs := sp.Attributes()
-	if sp.Name() == summarySpanName {
-		s.addSummary(attrs)
+	if sp.Name() == genai.SpanGuardSummarySpanName {
+		s.addSummary(sp.Attributes())
 		return spanGuardSummary
 	}
 	s.spansSeen++
-	op := firstAttr([]string{genai.AttrOperationName}, attrs)
+	f := &s.facts
+	ttftOutside := false // a TTFT attribute below zero or not finite
+	f.Read(sp, func(k string, why genai.Invalid) {
+		if why != genai.InvalidType && (k == genai.AttrTimeToFirstChunk || k == genai.VLLMAttrTimeToFirstToken) {
+			ttftOutside = true
+		}
+	})
 	switch {
-	case op == "":
+	case f.Operation == "":
 		return spanNotGenAI
-	case !modelCalls[op]:
+	case !isModelCall(f.Operation):
 		return spanNotModelCall
 	case sp.Kind() == ptrace.SpanKindServer:
 		return spanServer
@@ -239,27 +240,23 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	g.first = min(g.first, start)
 	g.last = max(g.last, end)
 	g.busy += dur
-	if in, ok := intAttr(attrs, genai.AttrUsageInputTokens, genai.LegacyAttrUsagePromptTokens); ok && in > 0 {
-		g.inputTokens += in
+	if f.InputTokens.OK && f.InputTokens.N > 0 {
+		g.inputTokens += f.InputTokens.N
 	}
 	startPt := s.timeline.at(start)
 	startPt.started++
-	if rate, ok := floatAttr(attrs, s.cfg.TargetRate.Attributes...); ok && rate > 0 {
+	if rate, ok := floatAttr(sp.Attributes(), s.cfg.TargetRate.Attributes...); ok && rate > 0 {
 		startPt.targetRate = max(startPt.targetRate, rate)
 	}
 	s.timeline.addBusy(start, end)
 	endPt := s.timeline.at(end)
 	endPt.completed++
 
-	errType := firstAttr([]string{genai.AttrErrorType}, attrs)
-	if errType == "" && sp.Status().Code() == ptrace.StatusCodeError {
-		errType = genai.ErrorTypeOther
-	}
-	if errType != "" {
-		if g.addError(errType, s.cfg.Limits.MaxErrorTypes) {
+	if f.Failed {
+		if g.addError(f.ErrorType, s.cfg.Limits.MaxErrorTypes) {
 			s.tel.errorTypesFolded++
 		}
-		if isCancelled(errType, s.cfg.CancelledErrorTypes) {
+		if isCancelled(f.ErrorType, s.cfg.CancelledErrorTypes) {
 			g.cancelled++
 		}
 		endPt.errors++
@@ -270,15 +267,15 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	}
 
 	g.successes++
-	out, hasOut := intAttr(attrs, genai.AttrUsageOutputTokens, genai.LegacyAttrUsageCompletionTokens)
-	if hasOut && out > 0 {
+	out := f.OutputTokens.N // 0 when absent
+	if out > 0 {
 		g.outputTokens += out
 		endPt.outputTokens += out
 	}
 	g.e2e.add(dur)
 	s.timeline.at(start).sketchE2E(s.timelineSpec).add(dur)
-	ttft, hasTTFT := floatAttr(attrs, genai.AttrTimeToFirstChunk, genai.VLLMAttrTimeToFirstToken)
-	if hasTTFT && (ttft < 0 || ttft > dur*1.0001+1e-6) {
+	ttft, hasTTFT := f.TTFT.S, f.TTFT.OK
+	if (hasTTFT && ttft > dur*1.0001+1e-6) || (!hasTTFT && ttftOutside) {
 		s.tel.ignoredValue(genai.AttrTimeToFirstChunk, ignoredTTFTOutside)
 		hasTTFT = false
 	}
@@ -287,9 +284,11 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 		s.timeline.at(start).sketchTTFT(s.timelineSpec).add(ttft)
 	}
 	tpot := math.NaN()
-	if hasTTFT && hasOut && out > 1 {
-		tpot = (dur - ttft) / float64(out-1)
-		g.tpot.add(tpot)
+	if hasTTFT {
+		if t, ok := genai.TimePerOutputToken(dur, ttft, out); ok {
+			tpot = t
+			g.tpot.add(tpot)
+		}
 	}
 	if gaps := chunkGaps(sp); len(gaps) > 0 {
 		for _, gap := range gaps {
@@ -354,7 +353,7 @@ func chunkGaps(sp ptrace.Span) []float64 {
 func (s *state) addSummary(attrs pcommon.Map) {
 	s.summaries++
 	attrs.Range(func(k string, v pcommon.Value) bool {
-		if !strings.HasPrefix(k, summaryAttrPrefix) {
+		if !strings.HasPrefix(k, genai.SpanGuardAttrPrefix) {
 			return true
 		}
 		n, ok := intAttr(attrs, k)
@@ -362,17 +361,14 @@ func (s *state) addSummary(attrs pcommon.Map) {
 			return true
 		}
 		switch {
-		case k == summaryReceived:
+		case k == genai.SpanGuardAttrSpansReceived:
 			s.summaryReceived += n
-		case k == summaryFolded:
+		case k == genai.SpanGuardAttrSpansFolded:
 			s.summaryFolded += n
-		case k == summaryDropped:
+		case k == genai.SpanGuardAttrSpansDropped:
 			s.summaryDropped += n
-		case strings.HasPrefix(k, summaryDroppedBy):
-			reason := strings.TrimPrefix(k, summaryDroppedBy)
-			if reason != "other_names" {
-				s.summaryDroppedBy[reason] += n
-			}
+		case strings.HasPrefix(k, genai.SpanGuardAttrSpansDroppedPrefix):
+			s.summaryDroppedBy[strings.TrimPrefix(k, genai.SpanGuardAttrSpansDroppedPrefix)] += n
 		}
 		return true
 	})

@@ -16,6 +16,9 @@ const (
 	AttrFinishReasons    = "gen_ai.response.finish_reasons"
 	AttrConversationID   = "gen_ai.conversation.id"
 	AttrTimeToFirstChunk = "gen_ai.response.time_to_first_chunk" // double, seconds
+	AttrResponseID       = "gen_ai.response.id"
+	AttrInputMessages    = "gen_ai.input.messages"
+	AttrOutputMessages   = "gen_ai.output.messages"
 
 	AttrUsageInputTokens           = "gen_ai.usage.input_tokens"
 	AttrUsageOutputTokens          = "gen_ai.usage.output_tokens"
@@ -30,6 +33,14 @@ const (
 	AttrEvaluationScore   = "gen_ai.evaluation.score.value"
 	AttrEvaluationLabel   = "gen_ai.evaluation.score.label"
 	AttrMetricOverflow    = "otel.metric.overflow"
+)
+
+// Attributes of other (non-GenAI) semantic conventions that one component
+// writes and another reads.
+const (
+	// AttrHTTPResponseStatusCode: written by llm_loadgen on its HTTP spans,
+	// read by load_report's requests.csv (http_status).
+	AttrHTTPResponseStatusCode = "http.response.status_code"
 )
 
 // Deprecated or foreign attribute names that still occur on spans and carry
@@ -66,12 +77,43 @@ const (
 	OpInvokeWorkflow  = "invoke_workflow"
 )
 
-// IsInference reports whether op is a model-inference operation (the
-// operations the latest conventions record under gen_ai.client.inference.*).
-func IsInference(op string) bool {
+// Embeddings says whether IsInference counts the embeddings operation.
+type Embeddings bool
+
+const (
+	// WithEmbeddings: every request a model endpoint serves is an
+	// inference, embeddings included. load_report uses it (a request row, a
+	// GenAI metric point it reads) and llm_semconv (the span name and kind
+	// fix, the cost).
+	WithEmbeddings Embeddings = true
+	// WithoutEmbeddings: only calls that generate output tokens. llm_metrics
+	// uses it (the gen_ai.client.inference.* family of the latest target,
+	// llm.output_tokens), and llm_semconv for its timing derivation (TPOT,
+	// output tokens per second): an embeddings call has no output tokens and
+	// no first chunk.
+	WithoutEmbeddings Embeddings = false
+)
+
+// IsInference reports whether op (a gen_ai.operation.name value) is a model
+// call: chat, text_completion and generate_content always; embeddings when e
+// is WithEmbeddings. Tool, agent, workflow and retrieval operations never are
+// (they are not requests to a model endpoint, and agent or workflow spans
+// often roll up their children's usage).
+//
+// This is the one "is this an inference span" predicate of the project.
+// Embeddings is a parameter because the components document different
+// outward behaviour: the conventions' latest inference metrics leave
+// embeddings out (gen_ai.client.embeddings.* is its own family), and so does
+// llm_metrics' llm.output_tokens; load_report counts an embeddings call as a
+// request (its README lists chat, text_completion, generate_content and
+// embeddings as model calls), and llm_semconv fixes and prices embeddings
+// spans like other inference spans.
+func IsInference(op string, e Embeddings) bool {
 	switch op {
 	case OpChat, OpTextCompletion, OpGenerateContent:
 		return true
+	case OpEmbeddings:
+		return bool(e)
 	}
 	return false
 }
@@ -104,25 +146,44 @@ const (
 	UsageCacheRead
 )
 
+// Per-modality token attributes of semantic-conventions-genai main.
+const (
+	AttrUsageTextInputTokens           = "gen_ai.usage.text.input_tokens"
+	AttrUsageImageInputTokens          = "gen_ai.usage.image.input_tokens"
+	AttrUsageAudioInputTokens          = "gen_ai.usage.audio.input_tokens"
+	AttrUsageVideoInputTokens          = "gen_ai.usage.video.input_tokens"
+	AttrUsageTextOutputTokens          = "gen_ai.usage.text.output_tokens"
+	AttrUsageImageOutputTokens         = "gen_ai.usage.image.output_tokens"
+	AttrUsageAudioOutputTokens         = "gen_ai.usage.audio.output_tokens"
+	AttrUsageVideoOutputTokens         = "gen_ai.usage.video.output_tokens"
+	AttrUsageTextCacheReadInputTokens  = "gen_ai.usage.text.cache_read.input_tokens"
+	AttrUsageImageCacheReadInputTokens = "gen_ai.usage.image.cache_read.input_tokens"
+	AttrUsageAudioCacheReadInputTokens = "gen_ai.usage.audio.cache_read.input_tokens"
+)
+
+// NumModalityUsage is len(ModalityUsage).
+const NumModalityUsage = 11
+
 // ModalityUsage lists the per-modality token attributes of
 // semantic-conventions-genai main. Each is a subset of the total of its kind
 // (gen_ai.usage.input_tokens, output_tokens, cache_read.input_tokens).
-var ModalityUsage = []struct {
+// SpanFacts.Modality is indexed like it.
+var ModalityUsage = [NumModalityUsage]struct {
 	Attr     string
 	Kind     UsageKind
 	Modality string
 }{
-	{"gen_ai.usage.text.input_tokens", UsageInput, ModalityText},
-	{"gen_ai.usage.image.input_tokens", UsageInput, ModalityImage},
-	{"gen_ai.usage.audio.input_tokens", UsageInput, ModalityAudio},
-	{"gen_ai.usage.video.input_tokens", UsageInput, ModalityVideo},
-	{"gen_ai.usage.text.output_tokens", UsageOutput, ModalityText},
-	{"gen_ai.usage.image.output_tokens", UsageOutput, ModalityImage},
-	{"gen_ai.usage.audio.output_tokens", UsageOutput, ModalityAudio},
-	{"gen_ai.usage.video.output_tokens", UsageOutput, ModalityVideo},
-	{"gen_ai.usage.text.cache_read.input_tokens", UsageCacheRead, ModalityText},
-	{"gen_ai.usage.image.cache_read.input_tokens", UsageCacheRead, ModalityImage},
-	{"gen_ai.usage.audio.cache_read.input_tokens", UsageCacheRead, ModalityAudio},
+	{AttrUsageTextInputTokens, UsageInput, ModalityText},
+	{AttrUsageImageInputTokens, UsageInput, ModalityImage},
+	{AttrUsageAudioInputTokens, UsageInput, ModalityAudio},
+	{AttrUsageVideoInputTokens, UsageInput, ModalityVideo},
+	{AttrUsageTextOutputTokens, UsageOutput, ModalityText},
+	{AttrUsageImageOutputTokens, UsageOutput, ModalityImage},
+	{AttrUsageAudioOutputTokens, UsageOutput, ModalityAudio},
+	{AttrUsageVideoOutputTokens, UsageOutput, ModalityVideo},
+	{AttrUsageTextCacheReadInputTokens, UsageCacheRead, ModalityText},
+	{AttrUsageImageCacheReadInputTokens, UsageCacheRead, ModalityImage},
+	{AttrUsageAudioCacheReadInputTokens, UsageCacheRead, ModalityAudio},
 }
 
 // UsageAttrPrefix starts every token-usage attribute name.

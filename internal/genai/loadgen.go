@@ -26,3 +26,52 @@ const (
 	AttrLoadgenITLMean = "llm_loadgen.itl_mean"
 	AttrLoadgenITLMax  = "llm_loadgen.itl_max"
 )
+
+// Span attributes of llm_loadgen's synthetic spans that other components read.
+const (
+	// AttrLoadgenScenario is the scenario (chat, rag, agent, embeddings) of a
+	// request, on its root span; load_report's default dimensions.scenario.
+	AttrLoadgenScenario = "llm_loadgen.scenario"
+)
+
+// Span events llm_loadgen writes that other components read.
+const (
+	// EventLoadgenResponseChunk marks one streamed chunk on a synthetic model
+	// call of the GenAI dialects; load_report takes the gaps between
+	// consecutive ones as ITL samples (with the dialect chunk events of
+	// ChunkEventNames).
+	EventLoadgenResponseChunk = "gen_ai.response.chunk"
+	// EventLoadgenFirstChunk marks the first content chunk of a live
+	// request; llm_semconv's default derive.first_chunk_events derives the
+	// time to first chunk from it.
+	EventLoadgenFirstChunk = "gen_ai.first_chunk"
+)
+
+// Metrics llm_loadgen emits that load_report reads.
+const (
+	// MetricLoadgenScheduleLag is the histogram of how late (seconds) the
+	// scheduler of an identified (sharded) run started each request.
+	MetricLoadgenScheduleLag = "llm_loadgen.schedule.lag"
+	// MetricLoadgenScheduleSkipped counts the arrivals such a run skipped.
+	MetricLoadgenScheduleSkipped = "llm_loadgen.schedule.skipped"
+	// MetricLoadgenTargetRate is llm_loadgen's self-metric (gauge) of the
+	// profile's target rate; load_report's default target_rate.metrics.
+	MetricLoadgenTargetRate = "otelcol_llm_loadgen_target_rate"
+)
+
+// ChunkEventNames are the span event names that mark one streamed chunk, as
+// llm_loadgen writes them per dialect (GenAI, OpenLLMetry, legacy llm.*);
+// load_report reads them for ITL.
+var ChunkEventNames = []string{EventLoadgenResponseChunk, OpenLLMetryEventCompletionChunk, LegacyLLMEventCompletionChunk}
+
+// error.type values of llm_loadgen's requests that the client cancelled;
+// load_report's default cancelled_error_types counts them as cancelled, not
+// as errors.
+const (
+	// LoadgenErrorTypeCancelled: a live request cancelled by the client
+	// (the run ended or the context was cancelled).
+	LoadgenErrorTypeCancelled = "cancelled"
+	// LoadgenErrorTypeContextCanceled: a synthetic request of the cancel
+	// fault.
+	LoadgenErrorTypeContextCanceled = "context_canceled"
+)

@@ -144,7 +144,7 @@ func ClientMetricsFor(t Target, op string) ClientMetrics {
 	if t != TargetLatest {
 		return clientV1_41
 	}
-	if IsInference(op) {
+	if IsInference(op, WithoutEmbeddings) {
 		return clientLatestInference
 	}
 	m := ClientMetrics{Duration: hist("gen_ai.client.operation.duration", UnitSeconds, "GenAI operation duration.", DurationBuckets)}

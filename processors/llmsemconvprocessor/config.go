@@ -7,13 +7,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"go.opentelemetry.io/collector/component"
 )
 
 // Targets the processor can write.
 const (
-	TargetV141   = "v1.41"
-	TargetLatest = "latest"
+	TargetV141   = string(genai.TargetV1_41)
+	TargetLatest = string(genai.TargetLatest)
 )
 
 // Content policy actions.

@@ -14,16 +14,16 @@ import (
 
 // Derived attributes in the project namespace (no GenAI equivalent).
 const (
-	attrTTFC             = "gen_ai.response.time_to_first_chunk"
+	attrTTFC             = genai.AttrTimeToFirstChunk
 	attrTimePerOutToken  = genai.SemconvAttrTimePerOutputToken
 	attrOutTokensPerSec  = genai.SemconvAttrOutputTokensPerSecond
 	attrCostTotal        = genai.SemconvAttrCostUSD
 	attrCostInput        = genai.SemconvAttrCostInputUSD
 	attrCostOutput       = genai.SemconvAttrCostOutputUSD
 	attrCostPriceModel   = genai.SemconvAttrCostPriceModel
-	attrUsageInput       = "gen_ai.usage.input_tokens"
-	attrUsageOutput      = "gen_ai.usage.output_tokens"
-	attrUsageCacheRead   = "gen_ai.usage.cache_read.input_tokens"
+	attrUsageInput       = genai.AttrUsageInputTokens
+	attrUsageOutput      = genai.AttrUsageOutputTokens
+	attrUsageCacheRead   = genai.AttrUsageCacheReadInputTokens
 	eventMessageSynthKey = "span events"
 )
 
@@ -253,7 +253,10 @@ func (n *normalizer) finishSpan(it *item, d int, s *scratch) bool {
 		return false
 	}
 	op := f.op.Str()
-	inference := isInference(op)
+	// Inference spans, embeddings included, get the name and kind fix and a
+	// cost; timing is derived for generating calls only (an embeddings call
+	// has no first chunk and no output tokens).
+	inference := genai.IsInference(op, genai.WithEmbeddings)
 	foreign := d >= 0 && d != n.t.legacyIdx
 	if inference && (foreign || d == n.t.legacyIdx && !isOfficialName(it.name, op)) {
 		if n.cfg.Span.Rename {
@@ -277,7 +280,7 @@ func (n *normalizer) finishSpan(it *item, d int, s *scratch) bool {
 	if !inference {
 		return changed
 	}
-	if n.cfg.Derive.Timing && op != "embeddings" && n.deriveTiming(it, &f) {
+	if n.cfg.Derive.Timing && genai.IsInference(op, genai.WithoutEmbeddings) && n.deriveTiming(it, &f) {
 		changed = true
 	}
 	if n.prices.enabled() && n.deriveCost(attrs) {
@@ -334,7 +337,7 @@ func (n *normalizer) deriveTiming(it *item, f *spanFacts) bool {
 	decode := dur
 	if hasTTFC && ttfc >= 0 && ttfc < dur {
 		decode = dur - ttfc
-		if out > 1 && n.putIfAbsent(attrs, attrTimePerOutToken, decode/float64(out-1), f.hasTPOT) {
+		if tpot, ok := genai.TimePerOutputToken(dur, ttfc, out); ok && n.putIfAbsent(attrs, attrTimePerOutToken, tpot, f.hasTPOT) {
 			changed = true
 		}
 	}

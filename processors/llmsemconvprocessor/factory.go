@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor/internal/metadata"
 )
 
@@ -31,8 +32,9 @@ func createDefaultConfig() component.Config {
 		Annotate:        true,
 		Span:            SpanConfig{Rename: true, SetKind: true},
 		Derive: DeriveConfig{
-			Timing:           true,
-			FirstChunkEvents: []string{"gen_ai.first_chunk", "ai.stream.firstChunk", "llm.content.completion.chunk", "gen_ai.content.completion.chunk", "First Token Stream Event"},
+			Timing: true,
+			FirstChunkEvents: []string{genai.EventLoadgenFirstChunk, genai.VercelAIEventFirstChunk, genai.OpenLLMetryEventCompletionChunk,
+				"gen_ai.content.completion.chunk", genai.OpenInferenceEventFirstToken},
 		},
 		Content: ContentConfig{
 			InputMessages:      GroupPolicy{Action: ActionKeep},

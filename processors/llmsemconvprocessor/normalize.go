@@ -25,18 +25,18 @@ const (
 	attrOriginalSizePfx  = genai.SemconvAttrOriginalSizePrefix
 	ownNamespace         = "otelcol_llm"
 
-	attrOperationName = "gen_ai.operation.name"
-	attrProviderName  = "gen_ai.provider.name"
-	attrRequestModel  = "gen_ai.request.model"
-	attrResponseModel = "gen_ai.response.model"
-	attrFinishReasons = "gen_ai.response.finish_reasons"
-	attrInputMessages = "gen_ai.input.messages"
-	attrOutputMsgs    = "gen_ai.output.messages"
+	attrOperationName = genai.AttrOperationName
+	attrProviderName  = genai.AttrProviderName
+	attrRequestModel  = genai.AttrRequestModel
+	attrResponseModel = genai.AttrResponseModel
+	attrFinishReasons = genai.AttrFinishReasons
+	attrInputMessages = genai.AttrInputMessages
+	attrOutputMsgs    = genai.AttrOutputMessages
 	attrSystemInstr   = "gen_ai.system_instructions"
 	attrToolDefs      = "gen_ai.tool.definitions"
 	attrToolArgs      = "gen_ai.tool.call.arguments"
 	attrToolResult    = "gen_ai.tool.call.result"
-	attrUsagePrefix   = "gen_ai.usage."
+	attrUsagePrefix   = genai.UsageAttrPrefix
 )
 
 // Item outcomes and attribute outcomes counted in self-telemetry.
@@ -57,14 +57,6 @@ const (
 
 var itemOutcomeNames = [numItemOutcomes]string{"normalized", "partially_mapped", "unchanged"}
 var attrOutcomeNames = [numAttrOutcomes]string{"mapped", "unmapped", "conflict", "invalid_value"}
-
-func isInference(op string) bool {
-	switch op {
-	case "chat", "text_completion", "generate_content", "embeddings":
-		return true
-	}
-	return false
-}
 
 // pendingWrite is one target value found on an item.
 type pendingWrite struct {
@@ -335,7 +327,7 @@ func (t *table) classify(k string) keyClass {
 			switch k {
 			case attrOperationName:
 				c.flags |= clsHasOp
-			case "gen_ai.usage.output_tokens":
+			case attrUsageOutput:
 				c.flags |= clsHasOutTok
 			case attrRequestModel, attrResponseModel:
 				c.flags |= clsHasModel

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/processors/spanguardprocessor/internal/metadata"
 )
 
@@ -211,7 +212,7 @@ func (g *spanGuard) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 }
 
 func (g *spanGuard) refuse(ctx context.Context, n int, reason string, err error) error {
-	g.tel.refused.Add(ctx, int64(n), g.tel.with("reason", reason))
+	g.tel.refused.Add(ctx, int64(n), g.tel.with(attrReason, reason))
 	return err
 }
 
@@ -296,7 +297,7 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 // release ends a trace's state and, if the processor changed the trace,
 // queues its summary span.
 func (g *spanGuard) release(st *traceState, reason string, now time.Time, out []outBatch) []outBatch {
-	g.tel.tracesReleased.Add(context.Background(), 1, g.tel.with("reason", reason))
+	g.tel.tracesReleased.Add(context.Background(), 1, g.tel.with(attrReason, reason))
 	if !g.cfg.Summary.Enabled || !st.affected() {
 		return out
 	}
@@ -319,15 +320,16 @@ func (g *spanGuard) release(st *traceState, reason string, now time.Time, out []
 	return g.batcher.addWhole(st.shard, td, 1, 0, 1, size, now, out)
 }
 
-// Attributes of the summary span.
+// Attributes of the summary span. Those another component reads (load_report)
+// are defined in internal/genai.
 const (
-	summarySpanName      = "span_guard.summary"
+	summarySpanName      = genai.SpanGuardSummarySpanName
 	attrSummary          = "span_guard.summary"
-	attrSumReceived      = "span_guard.spans.received"
+	attrSumReceived      = genai.SpanGuardAttrSpansReceived
 	attrSumForwarded     = "span_guard.spans.forwarded"
-	attrSumFolded        = "span_guard.spans.folded"
-	attrSumDropped       = "span_guard.spans.dropped"
-	attrSumDroppedPrefix = "span_guard.spans.dropped."
+	attrSumFolded        = genai.SpanGuardAttrSpansFolded
+	attrSumDropped       = genai.SpanGuardAttrSpansDropped
+	attrSumDroppedPrefix = genai.SpanGuardAttrSpansDroppedPrefix
 	attrSumDroppedBytes  = "span_guard.bytes.dropped"
 	attrSumComposites    = "span_guard.composite_spans"
 	attrSumReparented    = "span_guard.spans.reparented"
@@ -433,7 +435,7 @@ func (g *spanGuard) send(out []outBatch) {
 			g.logger.Warn("next consumer refused a batch; its spans are counted as dropped (reason export_failed)",
 				zap.Int("spans", b.recv), zap.Int("summary_spans", b.summaries), zap.Error(err))
 			if b.recv > 0 {
-				g.tel.dropped.Add(b.ctx, int64(b.recv), g.tel.with("reason", reasonExportFailed))
+				g.tel.dropped.Add(b.ctx, int64(b.recv), g.tel.with(attrReason, reasonExportFailed))
 			}
 			if b.summaries > 0 {
 				g.tel.summaries.Add(b.ctx, int64(b.summaries), g.tel.with("outcome", "export_failed"))
@@ -453,11 +455,11 @@ func (g *spanGuard) send(out []outBatch) {
 func (g *spanGuard) record(ctx context.Context, t *tally) {
 	tel := g.tel
 	if t.folded > 0 {
-		tel.folded.Add(ctx, int64(t.folded), tel.with("reason", reasonSiblingCompression))
+		tel.folded.Add(ctx, int64(t.folded), tel.with(attrReason, reasonSiblingCompression))
 	}
 	for i, r := range dropReasons {
 		if t.dropped[i] > 0 {
-			tel.dropped.Add(ctx, int64(t.dropped[i]), tel.with("reason", r))
+			tel.dropped.Add(ctx, int64(t.dropped[i]), tel.with(attrReason, r))
 		}
 	}
 	if t.composites > 0 {

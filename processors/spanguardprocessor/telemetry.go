@@ -8,8 +8,13 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/processors/spanguardprocessor/internal/metadata"
 )
+
+// attrReason is the attribute of every reason below (load_report reads it on
+// the spans_dropped and spans_refused counters).
+const attrReason = genai.AttrSpanGuardReason
 
 // Reasons carried by the removal counters. Every span the processor does not
 // forward is counted under exactly one of them.
@@ -65,11 +70,11 @@ func newTelemetry(set component.TelemetrySettings, g *spanGuard) (*telemetry, er
 		errs = append(errs, err)
 		return c
 	}
-	t.received = counter("otelcol_span_guard_spans_received", "{span}", "Spans handed to the span_guard processor.")
+	t.received = counter(genai.SpanGuardMetricSpansReceived, "{span}", "Spans handed to the span_guard processor.")
 	t.forwarded = counter("otelcol_span_guard_spans_forwarded", "{span}", "Received spans accepted by the next consumer; a composite span counts once.")
 	t.folded = counter("otelcol_span_guard_spans_folded", "{span}", "Spans folded into composite spans, by reason.")
-	t.dropped = counter("otelcol_span_guard_spans_dropped", "{span}", "Spans removed by the processor or refused by the next consumer, by reason.")
-	t.refused = counter("otelcol_span_guard_spans_refused", "{span}", "Spans refused with an error returned to the caller, by reason.")
+	t.dropped = counter(genai.SpanGuardMetricSpansDropped, "{span}", "Spans removed by the processor or refused by the next consumer, by reason.")
+	t.refused = counter(genai.SpanGuardMetricSpansRefused, "{span}", "Spans refused with an error returned to the caller, by reason.")
 	t.summaries = counter("otelcol_span_guard_summary_spans", "{span}", "Summary spans added, one per trace the processor changed, by outcome.")
 	t.composites = counter("otelcol_span_guard_composite_spans", "{span}", "Composite spans created by sibling compression.")
 	t.reparented = counter("otelcol_span_guard_spans_reparented", "{span}", "Kept spans re-parented to their nearest kept ancestor.")
@@ -123,10 +128,10 @@ func (t *telemetry) with(key, value string) metric.MeasurementOption {
 func (t *telemetry) warm() {
 	for _, r := range []string{reasonSiblingCompression, reasonSpanBudget, reasonByteBudget, reasonSpanTooLarge,
 		reasonExportFailed, reasonMemoryLimit, reasonRateLimit, reasonMetadataLimit, reasonShutdown} {
-		t.attrs[attrKey{"reason", r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
+		t.attrs[attrKey{attrReason, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String(attrReason, r)))
 	}
 	for _, r := range []string{"window", "capacity", "shutdown"} {
-		t.attrs[attrKey{"reason", r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
+		t.attrs[attrKey{attrReason, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String(attrReason, r)))
 	}
 	for _, k := range []string{"attribute", "event", "link"} {
 		t.attrs[attrKey{"kind", k}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", k)))

@@ -8,14 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
 )
 
 // Live operations (the endpoint path under the base URL).
 const (
-	liveOpChat = "chat"
-	liveOpText = "text_completion"
+	liveOpChat = genai.OpChat
+	liveOpText = genai.OpTextCompletion
 )
 
 var allowedLiveOps = []string{liveOpChat, liveOpText}

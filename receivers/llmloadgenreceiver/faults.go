@@ -1,6 +1,10 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
-import "time"
+import (
+	"time"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+)
 
 // faultSpec is how real instrumentation records one kind of failure: the
 // error.type of the GenAI client span (the OpenAI SDK's exception classes,
@@ -24,7 +28,7 @@ var faultTable = map[string]faultSpec{
 	faultOverloaded:    {kind: faultOverloaded, clientError: "InternalServerError", status: 503, message: "The server is overloaded or not ready yet."},
 	faultContextLength: {kind: faultContextLength, clientError: "BadRequestError", status: 400, message: "This model's maximum context length is exceeded by the requested prompt and completion tokens."},
 	faultMidStream:     {kind: faultMidStream, clientError: "APIError", status: 200, message: "The stream was terminated by the server before completion.", streams: true, streamingOnly: true},
-	faultCancel:        {kind: faultCancel, clientError: "context_canceled", status: 499, message: "context canceled", streams: true},
+	faultCancel:        {kind: faultCancel, clientError: genai.LoadgenErrorTypeContextCanceled, status: 499, message: "context canceled", streams: true},
 	faultTimeout:       {kind: faultTimeout, clientError: "timeout", status: 504, message: "Request timed out."},
 }
 

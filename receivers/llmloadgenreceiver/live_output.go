@@ -38,8 +38,8 @@ const (
 	attrLiveSeq         = genai.AttrLoadgenSequence   // request number in the run
 	attrLiveRetryAfter  = "llm_loadgen.retry_after"   // Retry-After of a refused request
 	attrLiveErrorDetail = "llm_loadgen.error_message" // what went wrong, in words
-	attrHTTPStatus      = "http.response.status_code"
-	attrResponseID      = "gen_ai.response.id"
+	attrHTTPStatus      = genai.AttrHTTPResponseStatusCode
+	attrResponseID      = genai.AttrResponseID
 	attrRequestMaxTok   = "gen_ai.request.max_tokens"
 )
 
@@ -121,6 +121,15 @@ func (r *liveRenderer) render(res *liveResult) {
 	}
 	sp.SetEndTimestamp(ts(end))
 	a := sp.Attributes()
+	r.putGenAIAttrs(a, res)
+	putNetworkTimes(a, res)
+	putStreamTimes(a, res)
+	r.putOutcome(sp, res)
+	r.addEvents(sp.Events(), res)
+}
+
+// putGenAIAttrs adds the GenAI request and response attributes.
+func (r *liveRenderer) putGenAIAttrs(a pcommon.Map, res *liveResult) {
 	a.PutStr(genai.AttrOperationName, r.op)
 	a.PutStr(genai.AttrProviderName, r.cfg.Provider)
 	a.PutStr(genai.AttrRequestModel, r.cfg.Model)
@@ -148,6 +157,11 @@ func (r *liveRenderer) render(res *liveResult) {
 	if res.TargetRate > 0 {
 		a.PutDouble(genai.AttrLoadgenTargetRate, res.TargetRate)
 	}
+}
+
+// putNetworkTimes adds the queue time, the network phases that happened
+// and the time to the first response byte.
+func putNetworkTimes(a pcommon.Map, res *liveResult) {
 	a.PutDouble(attrLiveQueueTime, secs(sub(res.Dispatched, res.Scheduled)))
 	if d := res.Net.phase(netDNSStart, netDNSDone); d > 0 {
 		a.PutDouble(attrLiveDNS, secs(d))
@@ -162,6 +176,11 @@ func (r *liveRenderer) render(res *liveResult) {
 	if !res.FirstByte.IsZero() {
 		a.PutDouble(attrLiveFirstByte, secs(sub(res.FirstByte, res.Scheduled)))
 	}
+}
+
+// putStreamTimes adds the times to the first chunk and token, the end to end
+// time, TPOT and the inter-chunk gaps.
+func putStreamTimes(a pcommon.Map, res *liveResult) {
 	if !res.FirstChunk.IsZero() {
 		a.PutDouble(attrLiveTTFC, secs(sub(res.FirstChunk, res.Scheduled)))
 	}
@@ -182,6 +201,12 @@ func (r *liveRenderer) render(res *liveResult) {
 		a.PutDouble(attrLiveITLMean, sum/float64(len(res.Gaps)))
 		a.PutDouble(attrLiveITLMax, mx)
 	}
+}
+
+// putOutcome adds the stream's counts, the server's request id and, for a
+// failed request, the error and the span's error status.
+func (r *liveRenderer) putOutcome(sp ptrace.Span, res *liveResult) {
+	a := sp.Attributes()
 	if r.cfg.Stream {
 		a.PutInt(attrLiveChunks, int64(res.Chunks))
 		a.PutInt(attrLiveEvents, int64(res.Events))
@@ -200,19 +225,16 @@ func (r *liveRenderer) render(res *liveResult) {
 		sp.Status().SetCode(ptrace.StatusCodeError)
 		sp.Status().SetMessage(res.ErrorType)
 	}
-	ev := sp.Events()
-	addEvent := func(name string, t time.Time) {
-		if !t.IsZero() {
-			e := ev.AppendEmpty()
-			e.SetName(name)
-			e.SetTimestamp(ts(t))
-		}
-	}
+}
+
+// addEvents adds the span events of the request's milestones and, as
+// chunk_events says, of its content chunks.
+func (r *liveRenderer) addEvents(ev ptrace.SpanEventSlice, res *liveResult) {
 	if res.Dispatched.After(res.Scheduled) {
-		addEvent("llm_loadgen.dispatched", res.Dispatched)
+		addEvent(ev, "llm_loadgen.dispatched", res.Dispatched)
 	}
-	addEvent("llm_loadgen.request_sent", res.WroteReq)
-	addEvent("llm_loadgen.first_byte", res.FirstByte)
+	addEvent(ev, "llm_loadgen.request_sent", res.WroteReq)
+	addEvent(ev, "llm_loadgen.first_byte", res.FirstByte)
 	switch r.chunkMode {
 	case chunkEventsAll:
 		for i, t := range res.ChunkTimes {
@@ -222,47 +244,24 @@ func (r *liveRenderer) render(res *liveResult) {
 			e.Attributes().PutInt("llm_loadgen.chunk.index", int64(i))
 		}
 	case chunkEventsFirst:
-		addEvent("gen_ai.first_chunk", res.FirstToken)
+		addEvent(ev, genai.EventLoadgenFirstChunk, res.FirstToken)
 	}
-	addEvent("llm_loadgen.stream_end", res.End)
+	addEvent(ev, "llm_loadgen.stream_end", res.End)
 }
 
-// histogram is a cumulative explicit-bucket histogram.
-type histogram struct {
-	bounds   []float64
-	counts   []uint64
-	count    uint64
-	sum      float64
-	min, max float64
-}
-
-func newHistogram(bounds []float64) *histogram {
-	return &histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
-}
-
-func (h *histogram) add(v float64) {
-	i := sort.SearchFloat64s(h.bounds, v)
-	// Bucket i holds (bounds[i-1], bounds[i]]: a value equal to a bound
-	// belongs to that bound's bucket, which SearchFloat64s already returns.
-	h.counts[i]++
-	if h.count == 0 || v < h.min {
-		h.min = v
+// addEvent adds a span event at t, unless t is zero.
+func addEvent(ev ptrace.SpanEventSlice, name string, t time.Time) {
+	if !t.IsZero() {
+		e := ev.AppendEmpty()
+		e.SetName(name)
+		e.SetTimestamp(ts(t))
 	}
-	if h.count == 0 || v > h.max {
-		h.max = v
-	}
-	h.count++
-	h.sum += v
 }
 
-func (h *histogram) to(dp pmetric.HistogramDataPoint) {
-	dp.ExplicitBounds().FromRaw(h.bounds)
-	dp.BucketCounts().FromRaw(h.counts)
-	dp.SetCount(h.count)
-	dp.SetSum(h.sum)
-	dp.SetMin(h.min)
-	dp.SetMax(h.max)
-}
+// histogram is the shared explicit-bucket histogram.
+type histogram = genai.ExplicitHistogram
+
+func newHistogram(bounds []float64) *histogram { return &histogram{Bounds: bounds} }
 
 // liveSeriesKey identifies one metric series.
 type liveSeriesKey struct {
@@ -314,19 +313,19 @@ func (m *liveMetrics) add(res *liveResult) {
 	if end.IsZero() {
 		end = time.Now()
 	}
-	histFor(m.duration, k, m.defs.Duration.Buckets).add(secs(end.Sub(res.Scheduled)))
+	histFor(m.duration, k, m.defs.Duration.Buckets).Record(secs(end.Sub(res.Scheduled)))
 	if !res.FirstToken.IsZero() && m.r.cfg.Stream {
-		histFor(m.ttft, k, m.defs.TimeToFirstChunk.Buckets).add(secs(res.ttft()))
+		histFor(m.ttft, k, m.defs.TimeToFirstChunk.Buckets).Record(secs(res.ttft()))
 		h := histFor(m.tpoc, k, m.defs.TimePerOutputChunk.Buckets)
 		for _, g := range res.Gaps {
-			h.add(g)
+			h.Record(g)
 		}
 	}
 	if res.ErrorType == "" {
 		if res.InputTokens > 0 {
-			histFor(m.tokens, liveSeriesKey{respModel: res.RespModel, tokenType: genai.TokenTypeInput}, m.defs.TokenUsage.Buckets).add(float64(res.InputTokens))
+			histFor(m.tokens, liveSeriesKey{respModel: res.RespModel, tokenType: genai.TokenTypeInput}, m.defs.TokenUsage.Buckets).Record(float64(res.InputTokens))
 		}
-		histFor(m.tokens, liveSeriesKey{respModel: res.RespModel, tokenType: genai.TokenTypeOutput}, m.defs.TokenUsage.Buckets).add(float64(res.OutputTokens))
+		histFor(m.tokens, liveSeriesKey{respModel: res.RespModel, tokenType: genai.TokenTypeOutput}, m.defs.TokenUsage.Buckets).Record(float64(res.OutputTokens))
 	}
 }
 
@@ -360,6 +359,13 @@ func (m *liveMetrics) emit(now time.Time, version string) (pmetric.Metrics, int)
 	m.r.plan.putIdentity(rm.Resource().Attributes())
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
+	points := m.emitHistograms(sm, now)
+	points += m.emitRequests(sm, now)
+	return md, points
+}
+
+// emitHistograms appends the GenAI client histograms that have series.
+func (m *liveMetrics) emitHistograms(sm pmetric.ScopeMetrics, now time.Time) int {
 	points := 0
 	for _, h := range []struct {
 		def    genai.MetricDef
@@ -379,38 +385,43 @@ func (m *liveMetrics) emit(now time.Time, version string) (pmetric.Metrics, int)
 			dp.SetStartTimestamp(m.start)
 			dp.SetTimestamp(ts(now))
 			m.attrs(dp.Attributes(), k)
-			h.series[k].to(dp)
+			h.series[k].CopyTo(dp)
 			points++
 		}
 	}
-	if len(m.requests) > 0 {
-		mt := sm.Metrics().AppendEmpty()
-		mt.SetName("llm_loadgen.client.requests")
-		mt.SetUnit("{request}")
-		mt.SetDescription("Requests of the live run by outcome (ok, error) and error.type.")
-		sum := mt.SetEmptySum()
-		sum.SetIsMonotonic(true)
-		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		keys := make([]liveSeriesKey, 0, len(m.requests))
-		for k := range m.requests {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i].errorType < keys[j].errorType })
-		for _, k := range keys {
-			dp := sum.DataPoints().AppendEmpty()
-			dp.SetStartTimestamp(m.start)
-			dp.SetTimestamp(ts(now))
-			m.attrs(dp.Attributes(), k)
-			outcome := "ok"
-			if k.errorType != "" {
-				outcome = "error"
-			}
-			dp.Attributes().PutStr("outcome", outcome)
-			dp.SetIntValue(m.requests[k])
-			points++
-		}
+	return points
+}
+
+// emitRequests appends the request counts by outcome and error.type.
+func (m *liveMetrics) emitRequests(sm pmetric.ScopeMetrics, now time.Time) int {
+	if len(m.requests) == 0 {
+		return 0
 	}
-	return md, points
+	mt := sm.Metrics().AppendEmpty()
+	mt.SetName("llm_loadgen.client.requests")
+	mt.SetUnit("{request}")
+	mt.SetDescription("Requests of the live run by outcome (ok, error) and error.type.")
+	sum := mt.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	keys := make([]liveSeriesKey, 0, len(m.requests))
+	for k := range m.requests {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].errorType < keys[j].errorType })
+	for _, k := range keys {
+		dp := sum.DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(m.start)
+		dp.SetTimestamp(ts(now))
+		m.attrs(dp.Attributes(), k)
+		outcome := "ok"
+		if k.errorType != "" {
+			outcome = "error"
+		}
+		dp.Attributes().PutStr("outcome", outcome)
+		dp.SetIntValue(m.requests[k])
+	}
+	return len(keys)
 }
 
 func sortedKeys(m map[liveSeriesKey]*histogram) []liveSeriesKey {

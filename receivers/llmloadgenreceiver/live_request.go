@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/internal/sse"
 )
 
@@ -28,7 +29,7 @@ const (
 	errTypeTTFTTimeout      = "ttft_timeout"
 	errTypeIdleTimeout      = "idle_timeout"
 	errTypeDeadline         = "deadline_exceeded"
-	errTypeCancelled        = "cancelled"
+	errTypeCancelled        = genai.LoadgenErrorTypeCancelled
 	errTypeReset            = "connection_reset"
 	errTypeIncomplete       = "stream_incomplete"
 	errTypeMalformed        = "malformed_event"
@@ -114,12 +115,14 @@ func (r *liveResult) succeeded() bool { return r.ErrorType == "" }
 func (r *liveResult) ttft() time.Duration { return sub(r.FirstToken, r.Scheduled) }
 func (r *liveResult) e2e() time.Duration  { return sub(r.LastToken, r.Scheduled) }
 
-// tpot is (E2E − TTFT)/(output tokens − 1); 0 when undefined.
+// tpot is (E2E − TTFT)/(output tokens − 1); 0 when undefined. E2E and TTFT
+// share the scheduled send time, so E2E − TTFT is LastToken − FirstToken.
 func (r *liveResult) tpot() time.Duration {
-	if r.OutputTokens < 2 || r.FirstToken.IsZero() {
+	if r.FirstToken.IsZero() {
 		return 0
 	}
-	return r.LastToken.Sub(r.FirstToken) / time.Duration(r.OutputTokens-1)
+	d, _ := genai.TimePerOutputToken(r.LastToken.Sub(r.FirstToken), 0, int64(r.OutputTokens))
+	return d
 }
 
 func sub(a, b time.Time) time.Duration {
@@ -258,7 +261,27 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 	pt := newPhaseTimer(cancel, t.Idle)
 	defer pt.stop()
 
-	trace := &httptrace.ClientTrace{
+	trace := clientTrace(res, pt, t)
+	pt.arm(t.Connect, phaseConnect)
+	req, err := c.newRequest(httptrace.WithClientTrace(rctx, trace), body, res)
+	if err != nil {
+		res.fail(errTypeInvalidResponse, err)
+		return
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		res.End = time.Now()
+		res.fail(classifyErr(rctx, ctx, err), err)
+		return
+	}
+	defer resp.Body.Close()
+	c.readResponse(rctx, ctx, resp, res, pt)
+}
+
+// clientTrace records the network phases and the request's milestones; the
+// connection ends the connect phase and starts the TTFT phase.
+func clientTrace(res *liveResult, pt *phaseTimer, t *LiveTimeoutsConfig) *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
 		DNSStart:             func(httptrace.DNSStartInfo) { res.Net.set(netDNSStart) },
 		DNSDone:              func(httptrace.DNSDoneInfo) { res.Net.set(netDNSDone) },
 		ConnectStart:         func(string, string) { res.Net.set(netConnStart) },
@@ -269,11 +292,14 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 		WroteRequest:         func(httptrace.WroteRequestInfo) { res.WroteReq = time.Now() },
 		GotFirstResponseByte: func() { res.FirstByte = time.Now() },
 	}
-	pt.arm(t.Connect, phaseConnect)
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
+}
+
+// newRequest builds the POST of body with its headers, the traceparent of
+// the request's client span included.
+func (c *liveClient) newRequest(ctx context.Context, body []byte, res *liveResult) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		res.fail(errTypeInvalidResponse, err)
-		return
+		return nil, err
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
@@ -288,13 +314,12 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 	if c.cfg.Tracestate != "" {
 		h.Set("tracestate", c.cfg.Tracestate)
 	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		res.End = time.Now()
-		res.fail(classifyErr(rctx, ctx, err), err)
-		return
-	}
-	defer resp.Body.Close()
+	return req, nil
+}
+
+// readResponse checks the status and the content type and reads the body
+// as a stream or as one completion object.
+func (c *liveClient) readResponse(rctx, runCtx context.Context, resp *http.Response, res *liveResult, pt *phaseTimer) {
 	res.Headers = time.Now()
 	res.Status = resp.StatusCode
 	res.RequestID = resp.Header.Get("X-Request-Id")
@@ -307,7 +332,7 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 	}
 	if !c.cfg.Stream {
 		pt.stop()
-		c.readUnary(rctx, ctx, resp.Body, res)
+		c.readUnary(rctx, runCtx, resp.Body, res)
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
@@ -315,136 +340,7 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 		res.fail(errTypeInvalidResponse, fmt.Errorf("streaming response has Content-Type %q, want text/event-stream", ct))
 		return
 	}
-	c.readStream(rctx, ctx, resp.Body, res, pt)
-}
-
-// streamState is the parsing state of one stream, reused across requests.
-type streamState struct {
-	rd    *sse.Reader
-	chunk sse.ChunkSummary
-}
-
-var streamStates = sync.Pool{New: func() any { return &streamState{rd: sse.NewReader(nil, 0)} }}
-
-// readStream parses the event stream, timestamping each event as it is
-// parsed, and checks the stream's integrity.
-func (c *liveClient) readStream(rctx, runCtx context.Context, body io.Reader, res *liveResult, pt *phaseTimer) {
-	t := &c.cfg.Timeouts
-	st := streamStates.Get().(*streamState)
-	defer func() {
-		st.rd.Reset(nil)
-		streamStates.Put(st)
-	}()
-	rd, chunk := st.rd, &st.chunk
-	rd.Reset(body)
-	if n := c.gapHint.Load(); n > 0 {
-		res.Gaps = make([]float64, 0, n)
-		if c.keepTimes {
-			res.ChunkTimes = make([]time.Time, 0, n+1)
-		}
-	}
-	usageAt := -1
-	finishAt := -1
-loop:
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			res.End = time.Now()
-			switch {
-			case errors.Is(err, io.EOF):
-				if !res.DoneSeen {
-					res.fail(errTypeIncomplete, errors.New("stream ended without data: [DONE]"))
-				}
-			case errors.Is(err, sse.ErrEventTooLarge):
-				res.fail(errTypeTooLargeResponse, err)
-			default:
-				res.fail(classifyErr(rctx, runCtx, err), err)
-			}
-			break loop
-		}
-		res.Events++
-		res.Comments += ev.Comments
-		if sse.IsDone(ev.Data) {
-			res.DoneSeen = true
-			res.End = ev.Time
-			// The measurement is complete. Read the body's end (the chunked
-			// terminator follows [DONE] at once) so the connection goes back
-			// to the idle pool instead of being closed; bounded in bytes and
-			// time, and anything found there is out of order.
-			pt.arm(min(t.Idle, time.Second), phaseDrain)
-			n, _ := io.Copy(io.Discard, io.LimitReader(body, 64<<10))
-			if n += int64(rd.Buffered()); n > 0 {
-				res.fail(errTypeEventOrder, fmt.Errorf("%d bytes after data: [DONE]", n))
-			}
-			pt.stop()
-			break loop
-		}
-		// Every event extends the idle timeout; the TTFT timeout stays
-		// armed until content arrives.
-		pt.touch(ev.Time)
-		if err := sse.ScanChunk(ev.Data, chunk); err != nil {
-			res.fail(errTypeMalformed, err)
-			continue
-		}
-		if chunk.Error != nil {
-			res.fail(errTypeStreamError, fmt.Errorf("error event: %s", chunk.Error.Message))
-			continue
-		}
-		if res.ResponseID == "" {
-			res.ResponseID = string(chunk.ID)
-			if string(chunk.Model) != res.RespModel {
-				res.RespModel = string(chunk.Model)
-			}
-		}
-		if chunk.HasUsage {
-			res.UsageSeen = true
-			res.InputTokens = chunk.Usage.PromptTokens
-			res.OutputTokens = chunk.Usage.CompletionTokens
-			usageAt = res.Events
-		}
-		if chunk.Choices == 0 {
-			continue
-		}
-		if usageAt >= 0 && usageAt < res.Events {
-			res.fail(errTypeEventOrder, errors.New("choices after the usage chunk"))
-		}
-		if res.FirstChunk.IsZero() {
-			res.FirstChunk = ev.Time
-		}
-		if chunk.Content {
-			if finishAt >= 0 {
-				res.fail(errTypeEventOrder, errors.New("content after finish_reason"))
-			}
-			if res.FirstToken.IsZero() {
-				res.FirstToken = ev.Time
-				pt.arm(t.Idle, phaseIdle)
-			} else {
-				res.Gaps = append(res.Gaps, ev.Time.Sub(res.LastToken).Seconds())
-			}
-			res.LastToken = ev.Time
-			res.Chunks++
-			if c.keepTimes {
-				res.ChunkTimes = append(res.ChunkTimes, ev.Time)
-			}
-		}
-		if len(chunk.Finish) > 0 {
-			if string(chunk.Finish) != res.Finish {
-				res.Finish = string(chunk.Finish)
-			}
-			finishAt = res.Events
-		}
-	}
-	if n := len(res.Gaps); n > 0 {
-		c.gapHint.Store(int64(min(n, 1<<12)))
-	}
-	if !res.UsageSeen {
-		res.OutputTokens = res.Chunks
-	} else if res.ErrorType == "" && res.OutputTokens < res.Chunks {
-		res.fail(errTypeUsageMismatch, fmt.Errorf("usage.completion_tokens %d < %d content chunks", res.OutputTokens, res.Chunks))
-	}
-	if res.ErrorType == "" && res.Finish == "" {
-		res.fail(errTypeNoFinishReason, errors.New("no chunk carried a finish_reason"))
-	}
+	c.readStream(rctx, runCtx, resp.Body, res, pt)
 }
 
 // readUnary reads a non-streaming response.

@@ -18,7 +18,7 @@ const (
 	attrAgentRole = "llm_loadgen.agent.role"
 	attrAgentTask = "llm_loadgen.agent.task"
 	attrLinkType  = "llm_loadgen.link.type"
-	attrScenario  = "llm_loadgen.scenario"
+	attrScenario  = genai.AttrLoadgenScenario
 	attrChunkIdx  = "llm_loadgen.chunk.index"
 )
 
@@ -300,7 +300,7 @@ func (rd *renderer) httpSpan(r *request, s *spanRec, sp ptrace.Span) {
 	a.PutStr("http.request.method", "POST")
 	a.PutStr("http.route", sc.route)
 	a.PutStr("url.path", sc.route)
-	a.PutInt("http.response.status_code", int64(s.status))
+	a.PutInt(genai.AttrHTTPResponseStatusCode, int64(s.status))
 	a.PutStr(attrScenario, sc.typ)
 	if sc.typ == scenarioAgent {
 		a.PutStr(attrAgentRole, s.role) // the user who asked the orchestrator

@@ -295,8 +295,8 @@ const reasonLateStart = "late_start"
 
 // Metric names of the schedule statistics an identified run emits.
 const (
-	metricScheduleLag     = "llm_loadgen.schedule.lag"
-	metricScheduleSkipped = "llm_loadgen.schedule.skipped"
+	metricScheduleLag     = genai.MetricLoadgenScheduleLag
+	metricScheduleSkipped = genai.MetricLoadgenScheduleSkipped
 )
 
 // scheduleStats collects how late the scheduler was: the lag of every
@@ -313,14 +313,14 @@ func newScheduleStats() *scheduleStats {
 
 func (s *scheduleStats) record(lag float64) {
 	s.mu.Lock()
-	s.lag.add(max(lag, 0))
+	s.lag.Record(max(lag, 0))
 	s.mu.Unlock()
 }
 
 // skip counts an arrival that was skipped lag seconds after its time.
 func (s *scheduleStats) skip(lag float64) {
 	s.mu.Lock()
-	s.lag.add(max(lag, 0))
+	s.lag.Record(max(lag, 0))
 	s.skipped++
 	s.mu.Unlock()
 }
@@ -343,8 +343,8 @@ func (s *scheduleStats) appendTo(md pmetric.Metrics, start, now time.Time) int {
 	dp := h.DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(ts(start))
 	dp.SetTimestamp(ts(now))
-	s.lag.to(dp)
-	if s.lag.count == 0 {
+	s.lag.CopyTo(dp)
+	if s.lag.Count == 0 {
 		dp.RemoveMin()
 		dp.RemoveMax()
 	}

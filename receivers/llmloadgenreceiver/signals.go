@@ -1,8 +1,6 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
-	"sort"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -14,34 +12,6 @@ import (
 // EventInferenceDetails is the GenAI event the receiver emits per model call.
 const EventInferenceDetails = "gen_ai.client.inference.operation.details"
 
-// histo is a cumulative explicit-bucket histogram.
-type histo struct {
-	bounds      []float64
-	counts      []uint64
-	count       uint64
-	sum         float64
-	minV, maxV  float64
-	initialized bool
-}
-
-func (h *histo) record(v float64) {
-	if h.counts == nil {
-		h.counts = make([]uint64, len(h.bounds)+1)
-	}
-	// Bucket i holds (bounds[i-1], bounds[i]]: the first bound >= v.
-	i := sort.SearchFloat64s(h.bounds, v)
-	h.counts[i]++
-	h.count++
-	h.sum += v
-	if !h.initialized || v < h.minV {
-		h.minV = v
-	}
-	if !h.initialized || v > h.maxV {
-		h.maxV = v
-	}
-	h.initialized = true
-}
-
 // seriesKey identifies one metric series (besides the token type).
 type seriesKey struct {
 	res   int
@@ -51,10 +21,10 @@ type seriesKey struct {
 }
 
 type series struct {
-	duration histo
-	ttft     histo
-	inTok    histo
-	outTok   histo
+	duration genai.ExplicitHistogram
+	ttft     genai.ExplicitHistogram
+	inTok    genai.ExplicitHistogram
+	outTok   genai.ExplicitHistogram
 	inSum    int64
 	outSum   int64
 }
@@ -84,23 +54,23 @@ func (ma *metricsAgg) add(r *request) {
 		se, ok := ma.series[k]
 		if !ok {
 			se = &series{
-				duration: histo{bounds: genai.DurationBuckets},
-				ttft:     histo{bounds: genai.DurationBuckets},
-				inTok:    histo{bounds: genai.TokenBuckets},
-				outTok:   histo{bounds: genai.TokenBuckets},
+				duration: genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
+				ttft:     genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
+				inTok:    genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
+				outTok:   genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
 			}
 			ma.series[k] = se
 			ma.order = append(ma.order, k)
 		}
-		se.duration.record(float64(s.end-s.start) / 1e9)
+		se.duration.Record(float64(s.end-s.start) / 1e9)
 		if s.op == opChat && s.ttft >= 0 {
-			se.ttft.record(s.ttft)
+			se.ttft.Record(s.ttft)
 		}
 		if s.fault == nil && (s.op == opChat || s.op == opEmbeddings) {
-			se.inTok.record(float64(s.in))
+			se.inTok.Record(float64(s.in))
 			se.inSum += int64(s.in)
 			if s.op == opChat {
-				se.outTok.record(float64(s.out))
+				se.outTok.Record(float64(s.out))
 				se.outSum += int64(s.out)
 			}
 		}
@@ -148,19 +118,14 @@ func (ma *metricsAgg) emit(rd *renderer, now int64) (pmetric.Metrics, int) {
 		return m
 	}
 	ts := pcommon.Timestamp(now)
-	hist := func(k seriesKey, def genai.MetricDef, h *histo, tokenType string) {
-		if def.Name == "" || h.count == 0 {
+	hist := func(k seriesKey, def genai.MetricDef, h *genai.ExplicitHistogram, tokenType string) {
+		if def.Name == "" || h.Count == 0 {
 			return
 		}
 		dp := get(k.res, def).Histogram().DataPoints().AppendEmpty()
 		dp.SetStartTimestamp(ma.start)
 		dp.SetTimestamp(ts)
-		dp.SetCount(h.count)
-		dp.SetSum(h.sum)
-		dp.SetMin(h.minV)
-		dp.SetMax(h.maxV)
-		dp.ExplicitBounds().FromRaw(h.bounds)
-		dp.BucketCounts().FromRaw(h.counts)
+		h.CopyTo(dp)
 		metricAttrs(dp.Attributes(), k, tokenType)
 		points++
 	}
@@ -260,8 +225,8 @@ func (lb *logsBuilder) add(r *request) {
 			a.PutInt(genai.AttrUsageOutputTokens, int64(s.out))
 			a.PutEmptySlice(genai.AttrFinishReasons).AppendEmpty().SetStr(s.finish)
 			if lb.rd.cfg.Content.Enabled {
-				a.PutStr("gen_ai.input.messages", lb.rd.prompt)
-				a.PutStr("gen_ai.output.messages", lb.rd.completion)
+				a.PutStr(genai.AttrInputMessages, lb.rd.prompt)
+				a.PutStr(genai.AttrOutputMessages, lb.rd.completion)
 			}
 		}
 		lb.record++

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -56,7 +57,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.backoff, err = m.Float64Counter("otelcol_llm_loadgen_backoff",
 		metric.WithDescription("Time the generator paused because the next consumer refused data."), metric.WithUnit("s"))
 	errs = errors.Join(errs, err)
-	t.targetRate, err = m.Float64Gauge("otelcol_llm_loadgen_target_rate",
+	t.targetRate, err = m.Float64Gauge(genai.MetricLoadgenTargetRate,
 		metric.WithDescription("Target request rate of the arrival profile now (open loop), or target virtual users (concurrency)."), metric.WithUnit("{request}/s"))
 	errs = errors.Join(errs, err)
 	t.achieved, err = m.Float64Gauge("otelcol_llm_loadgen_achieved_rate",
