@@ -270,6 +270,7 @@ func TestExplicitHistogram(t *testing.T) {
 }
 
 func TestChunkEventNames(t *testing.T) {
-	require.Len(t, ChunkEventNames, 3)
+	require.Len(t, ChunkEventNames, 4)
+	assert.Contains(t, ChunkEventNames, EventLoadgenLiveChunk, "live mode's per-chunk events give load_report per-gap ITL")
 	assert.Contains(t, ChunkEventNames, EventLoadgenResponseChunk)
 }

@@ -59,10 +59,14 @@ const (
 	MetricLoadgenTargetRate = "otelcol_llm_loadgen_target_rate"
 )
 
+// EventLoadgenLiveChunk is the span event live mode writes for each content
+// chunk (chunk_events: all), at the time the chunk was read.
+const EventLoadgenLiveChunk = "gen_ai.chunk"
+
 // ChunkEventNames are the span event names that mark one streamed chunk, as
-// llm_loadgen writes them per dialect (GenAI, OpenLLMetry, legacy llm.*);
-// load_report reads them for ITL.
-var ChunkEventNames = []string{EventLoadgenResponseChunk, OpenLLMetryEventCompletionChunk, LegacyLLMEventCompletionChunk}
+// llm_loadgen writes them per synthetic dialect (GenAI, OpenLLMetry, legacy
+// llm.*) and in live mode; load_report reads them for ITL.
+var ChunkEventNames = []string{EventLoadgenResponseChunk, OpenLLMetryEventCompletionChunk, LegacyLLMEventCompletionChunk, EventLoadgenLiveChunk}
 
 // error.type values of llm_loadgen's requests that the client cancelled;
 // load_report's default cancelled_error_types counts them as cancelled, not

@@ -222,7 +222,7 @@ func spanMeasured(sp ptrace.Span) measured {
 	var first int64
 	for i := 0; i < sp.Events().Len(); i++ {
 		e := sp.Events().At(i)
-		if e.Name() != "gen_ai.chunk" {
+		if e.Name() != genai.EventLoadgenLiveChunk {
 			continue
 		}
 		if first == 0 {

@@ -239,7 +239,7 @@ func (r *liveRenderer) addEvents(ev ptrace.SpanEventSlice, res *liveResult) {
 	case chunkEventsAll:
 		for i, t := range res.ChunkTimes {
 			e := ev.AppendEmpty()
-			e.SetName("gen_ai.chunk")
+			e.SetName(genai.EventLoadgenLiveChunk)
 			e.SetTimestamp(ts(t))
 			e.Attributes().PutInt("llm_loadgen.chunk.index", int64(i))
 		}

@@ -182,7 +182,7 @@ func TestLiveTimingsMatchGroundTruth(t *testing.T) {
 		// One chunk event per content chunk; their gaps match the server's.
 		var chunkTimes []pcommon.Timestamp
 		for i := 0; i < sp.Events().Len(); i++ {
-			if e := sp.Events().At(i); e.Name() == "gen_ai.chunk" {
+			if e := sp.Events().At(i); e.Name() == genai.EventLoadgenLiveChunk {
 				chunkTimes = append(chunkTimes, e.Timestamp())
 			}
 		}

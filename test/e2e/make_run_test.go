@@ -68,8 +68,9 @@ func TestDefaultLoadTest(t *testing.T) {
 		} `json:"slos"`
 		NotEvaluated []string `json:"slos_not_evaluated"`
 		Total        struct {
-			Requests  int64 `json:"requests"`
-			Successes int64 `json:"successes"`
+			Requests  int64  `json:"requests"`
+			Successes int64  `json:"successes"`
+			ITLSource string `json:"itl_source"`
 		} `json:"total"`
 		Timeline struct {
 			Points []struct {
@@ -110,6 +111,7 @@ func TestDefaultLoadTest(t *testing.T) {
 	// The report: a real run's size, the target line, one CSV row per request.
 	assert.Greater(t, r.Total.Requests, int64(600), "a minute of 2 → 28 req/s")
 	assert.Greater(t, r.Total.Successes, r.Total.Requests*99/100)
+	assert.Equal(t, "chunk_events", r.Total.ITLSource, "ITL per gap between the chunks live mode read, not the mean TPOT")
 	withTarget := 0
 	for _, p := range r.Timeline.Points {
 		if p.TargetRPS != nil {
