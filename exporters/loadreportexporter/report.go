@@ -41,6 +41,34 @@ func ratio(a, b float64) float64 {
 
 // build produces the report from the state at time now.
 func (s *state) build(final bool) *Report {
+	r := s.newReport(final)
+	total := s.addSpanRows(r)
+	totalRow := s.addMetricRows(r, total)
+	totalRow.Target, totalRow.Model, totalRow.Scenario = "all", "all", "all"
+	if total.requests > 0 && total.first < total.last {
+		st, en := time.Unix(0, total.first).UTC(), time.Unix(0, total.last).UTC()
+		r.Run.Start, r.Run.End = &st, &en
+		r.Run.DurationS = round(float64(total.last-total.first) / 1e9)
+	} else {
+		r.Run.DurationS = totalRow.DurationS
+	}
+	r.SpanLoss = s.spanLoss()
+	r.GPUs = s.gpuSummaries()
+	r.Timeline = s.timelineReport()
+	for _, p := range r.Timeline.Points {
+		totalRow.PeakConc = max(totalRow.PeakConc, p.Concurrency)
+	}
+	r.Total = totalRow
+	r.LoadCurve = s.loadCurve()
+	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
+	s.judgeReport(r)
+	s.addShards(r)
+	r.Summary = summarize(r)
+	return r
+}
+
+// newReport is the report's header: what it is, how accurate, and its files.
+func (s *state) newReport(final bool) *Report {
 	cfg := s.cfg
 	r := &Report{
 		Title:       cfg.Title,
@@ -58,7 +86,12 @@ func (s *state) build(final bool) *Report {
 	for _, f := range cfg.Formats {
 		r.Files = append(r.Files, fileNames[f])
 	}
+	return r
+}
 
+// addSpanRows adds a row per group of spans, in key order, and returns the
+// groups merged into one.
+func (s *state) addSpanRows(r *Report) *group {
 	total := newGroup(groupKey{"all", "all", "all"}, s.spec)
 	keys := make([]groupKey, 0, len(s.groups))
 	for k := range s.groups {
@@ -70,51 +103,43 @@ func (s *state) build(final bool) *Report {
 		total.merge(g)
 		r.Rows = append(r.Rows, s.rowOf(g, "spans"))
 	}
+	return total
+}
+
+// addMetricRows adds the rows built from metrics, sets the run's source and
+// returns the total row: from spans when any request span arrived, else
+// from metrics.
+func (s *state) addMetricRows(r *Report, total *group) Row {
 	metricRows, metricTotal := s.metricRows()
-	fromSpans := total.requests > 0
 	r.Run.Source = "none"
-	var totalRow Row
-	if fromSpans {
-		r.Run.Source = "spans"
-		totalRow = s.rowOf(total, "spans")
-		// Rows only the metrics know are added: a target and model no span
-		// arrived for. (GenAI metrics usually lack the scenario, so a metric
-		// row matches span rows by target and model.)
-		withSpans := map[[2]string]bool{}
-		for k := range s.groups {
-			withSpans[[2]string{k.Target, k.Model}] = true
-		}
-		for _, mr := range metricRows {
-			if !withSpans[[2]string{mr.Target, mr.Model}] {
-				r.Rows = append(r.Rows, mr)
-				r.Run.Source = "spans+metrics"
-			}
-		}
-	} else {
+	if total.requests <= 0 {
 		r.Rows = append(r.Rows, metricRows...)
-		totalRow = metricTotal
 		if len(metricRows) > 0 {
 			r.Run.Source = "metrics"
 		}
+		return metricTotal
 	}
-	totalRow.Target, totalRow.Model, totalRow.Scenario = "all", "all", "all"
-	if fromSpans && total.first < total.last {
-		st, en := time.Unix(0, total.first).UTC(), time.Unix(0, total.last).UTC()
-		r.Run.Start, r.Run.End = &st, &en
-		r.Run.DurationS = round(float64(total.last-total.first) / 1e9)
-	} else {
-		r.Run.DurationS = totalRow.DurationS
+	r.Run.Source = "spans"
+	totalRow := s.rowOf(total, "spans")
+	// Rows only the metrics know are added: a target and model no span
+	// arrived for. (GenAI metrics usually lack the scenario, so a metric
+	// row matches span rows by target and model.)
+	withSpans := map[[2]string]bool{}
+	for k := range s.groups {
+		withSpans[[2]string{k.Target, k.Model}] = true
 	}
-	r.SpanLoss = s.spanLoss()
-	r.GPUs = s.gpuSummaries()
-	r.Timeline = s.timelineReport()
-	for _, p := range r.Timeline.Points {
-		totalRow.PeakConc = max(totalRow.PeakConc, p.Concurrency)
+	for _, mr := range metricRows {
+		if !withSpans[[2]string{mr.Target, mr.Model}] {
+			r.Rows = append(r.Rows, mr)
+			r.Run.Source = "spans+metrics"
+		}
 	}
-	r.Total = totalRow
-	r.LoadCurve = s.loadCurve()
-	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
+	return totalRow
+}
 
+// judgeReport evaluates the SLOs on the total and on each row.
+func (s *state) judgeReport(r *Report) {
+	cfg := s.cfg
 	r.SLOs, r.SLOsNotEvaluated = evaluateSLOs(cfg.SLOs, &r.Total, r.SpanLoss)
 	r.Verdict = overall(r.SLOs, cfg.Exit.NoData)
 	r.Total.Verdict = r.Verdict
@@ -122,9 +147,6 @@ func (s *state) build(final bool) *Report {
 		slos, _ := evaluateSLOs(cfg.SLOs, &r.Rows[i], r.SpanLoss)
 		r.Rows[i].Verdict = overall(slos, cfg.Exit.NoData)
 	}
-	s.addShards(r)
-	r.Summary = summarize(r)
-	return r
 }
 
 func sortKeys(keys []groupKey) {
@@ -197,30 +219,18 @@ func (s *state) errorCounts(m map[string]int64, requests int64) []ErrorCount {
 	return out
 }
 
+// metricAcc gathers the metric streams of one row.
+type metricAcc struct {
+	g          *group
+	dur        float64
+	hasReq     bool
+	concurrent float64
+}
+
 // metricRows builds rows from the remembered metric streams.
 func (s *state) metricRows() ([]Row, Row) {
-	type acc struct {
-		g          *group
-		dur        float64
-		hasReq     bool
-		concurrent float64
-	}
-	accs := map[groupKey]*acc{}
-	get := func(k groupKey) *acc {
-		if a, ok := accs[k]; ok {
-			return a
-		}
-		if len(accs) >= s.cfg.Limits.MaxGroups {
-			k = overflowKey
-			if a, ok := accs[k]; ok {
-				return a
-			}
-		}
-		a := &acc{g: newGroup(k, s.spec)}
-		accs[k] = a
-		return a
-	}
-	total := &acc{g: newGroup(groupKey{"all", "all", "all"}, s.spec)}
+	accs := map[groupKey]*metricAcc{}
+	total := &metricAcc{g: newGroup(groupKey{"all", "all", "all"}, s.spec)}
 	ids := make([]string, 0, len(s.streams))
 	for id := range s.streams {
 		ids = append(ids, id)
@@ -228,61 +238,28 @@ func (s *state) metricRows() ([]Row, Row) {
 	sort.Strings(ids) // deterministic float sums
 	for _, id := range ids {
 		st := s.streams[id]
-		var a *acc
 		switch st.role {
 		case roleE2E, roleTTFT, roleTPOT, roleTokenUsage, roleRequests, roleOutputTokens, roleGoodput, roleConcurrency:
-			a = get(st.key)
 		default:
 			continue
 		}
+		a := s.metricAccFor(accs, st.key)
 		span := 0.0
 		if st.start > 0 && st.last > st.start {
 			span = float64(st.last-st.start) / 1e9
 		}
-		for _, x := range []*acc{a, total} {
-			g := x.g
+		for _, x := range []*metricAcc{a, total} {
 			x.dur = max(x.dur, span)
-			switch st.role {
-			case roleE2E:
-				if st.label == "" {
-					addBuckets(g.e2e, st.buckets)
-				}
-			case roleTTFT:
-				addBuckets(g.ttft, st.buckets)
-			case roleTPOT:
-				addBuckets(g.tpot, st.buckets)
-				addBuckets(g.itl, st.buckets)
-			case roleTokenUsage:
-				if st.label == genai.TokenTypeInput {
-					g.inputTokens += int64(st.sum)
-				}
-			case roleRequests:
-				x.hasReq = true
-				outcome, errType, _ := strings.Cut(st.label, "|")
-				n := int64(math.Round(st.value))
-				g.requests += n
-				if outcome == genai.LLMOutcomeError {
-					if errType == "" {
-						errType = genai.ErrorTypeOther
-					}
-					g.errors[errType] += n
-					if isCancelled(errType, s.cfg.CancelledErrorTypes) {
-						g.cancelled += n
-					}
-				} else {
-					g.successes += n
-				}
-			case roleOutputTokens:
-				g.outputTokens += int64(math.Round(st.value))
-			case roleGoodput:
-				g.good += int64(math.Round(st.value))
-			case roleConcurrency:
-				if st.count > 0 {
-					x.concurrent += st.sum / st.count
-				}
-			}
+			s.addStream(x, st)
 		}
 	}
+	rows := s.metricRowsOf(accs)
+	total.countFromDurations()
+	return rows, s.metricRow(total.g, total.dur, total.concurrent)
+}
+
+// metricRowsOf is a row for each of accs with requests, in key order.
+func (s *state) metricRowsOf(accs map[groupKey]*metricAcc) []Row {
 	keys := make([]groupKey, 0, len(accs))
 	for k := range accs {
 		keys = append(keys, k)
@@ -291,21 +268,88 @@ func (s *state) metricRows() ([]Row, Row) {
 	var rows []Row
 	for _, k := range keys {
 		a := accs[k]
-		if !a.hasReq {
-			// Without llm.requests the counts come from the duration histogram.
-			a.g.requests = int64(a.g.e2e.count)
-			a.g.successes = a.g.requests
-		}
+		a.countFromDurations()
 		if a.g.requests == 0 {
 			continue
 		}
 		rows = append(rows, s.metricRow(a.g, a.dur, a.concurrent))
 	}
-	if !total.hasReq {
-		total.g.requests = int64(total.g.e2e.count)
-		total.g.successes = total.g.requests
+	return rows
+}
+
+// metricAccFor is the row of key k, the overflow row once accs holds
+// Limits.MaxGroups rows.
+func (s *state) metricAccFor(accs map[groupKey]*metricAcc, k groupKey) *metricAcc {
+	if a, ok := accs[k]; ok {
+		return a
 	}
-	return rows, s.metricRow(total.g, total.dur, total.concurrent)
+	if len(accs) >= s.cfg.Limits.MaxGroups {
+		k = overflowKey
+		if a, ok := accs[k]; ok {
+			return a
+		}
+	}
+	a := &metricAcc{g: newGroup(k, s.spec)}
+	accs[k] = a
+	return a
+}
+
+// addStream adds one metric stream to the row x, by the stream's role.
+func (s *state) addStream(x *metricAcc, st *stream) {
+	g := x.g
+	switch st.role {
+	case roleE2E:
+		if st.label == "" {
+			addBuckets(g.e2e, st.buckets)
+		}
+	case roleTTFT:
+		addBuckets(g.ttft, st.buckets)
+	case roleTPOT:
+		addBuckets(g.tpot, st.buckets)
+		addBuckets(g.itl, st.buckets)
+	case roleTokenUsage:
+		if st.label == genai.TokenTypeInput {
+			g.inputTokens += int64(st.sum)
+		}
+	case roleRequests:
+		x.hasReq = true
+		s.addRequests(g, st)
+	case roleOutputTokens:
+		g.outputTokens += int64(math.Round(st.value))
+	case roleGoodput:
+		g.good += int64(math.Round(st.value))
+	case roleConcurrency:
+		if st.count > 0 {
+			x.concurrent += st.sum / st.count
+		}
+	}
+}
+
+// addRequests counts a request stream (label "outcome|error.type") into g.
+func (s *state) addRequests(g *group, st *stream) {
+	outcome, errType, _ := strings.Cut(st.label, "|")
+	n := int64(math.Round(st.value))
+	g.requests += n
+	if outcome != genai.LLMOutcomeError {
+		g.successes += n
+		return
+	}
+	if errType == "" {
+		errType = genai.ErrorTypeOther
+	}
+	g.errors[errType] += n
+	if isCancelled(errType, s.cfg.CancelledErrorTypes) {
+		g.cancelled += n
+	}
+}
+
+// countFromDurations takes the request counts from the duration histogram
+// when no llm.requests stream came.
+func (a *metricAcc) countFromDurations() {
+	if !a.hasReq {
+		a.g.requests = int64(a.g.e2e.count)
+		a.g.successes = a.g.requests
+	}
 }
 
 func (s *state) metricRow(g *group, dur, concurrency float64) Row {

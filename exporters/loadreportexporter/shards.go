@@ -253,8 +253,26 @@ func (s *state) shardReport() *ShardReport {
 	}
 	c := s.cfg.Shards
 	rep := &ShardReport{Tolerances: Tolerances{Rate: c.RateTolerance, StopS: c.StopTolerance.Seconds(), LagS: c.LagTolerance.Seconds()}}
-	counts := make([]int, 0, len(d.counts))
-	for n := range d.counts {
+	expectShardCount(rep, d.counts)
+	idx, w := measureShards(rep, d.shards)
+	j := &shardJudge{rep: rep, c: c, w: w}
+	seen := map[int]bool{}
+	for _, i := range idx {
+		seen[i] = true
+		rep.Shards = append(rep.Shards, j.row(i, d.shards[i]))
+	}
+	addMissingShards(rep, seen)
+	if rep.Warnings == nil {
+		rep.Warnings = []string{}
+	}
+	return rep
+}
+
+// expectShardCount takes the expected shard count from the shard.count
+// values seen, and warns when the shards disagree on it.
+func expectShardCount(rep *ShardReport, declared map[int]bool) {
+	counts := make([]int, 0, len(declared))
+	for n := range declared {
 		counts = append(counts, n)
 		rep.Expected = max(rep.Expected, n)
 	}
@@ -262,83 +280,140 @@ func (s *state) shardReport() *ShardReport {
 	if len(counts) > 1 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("shards disagree on shard.count: %s", joinInts(counts)))
 	}
-	idx := make([]int, 0, len(d.shards))
-	first, last := int64(math.MaxInt64), int64(0)
+}
+
+// shardWindow is the stretch of the run the shards' requests started in.
+type shardWindow struct {
+	first, last int64   // earliest and latest request start over all shards
+	window      float64 // last − first in seconds; 0 when not positive
+	median      float64 // the median request count of shards with requests
+}
+
+// measureShards totals the shards into rep and returns their indexes in
+// order and the window their requests started in.
+func measureShards(rep *ShardReport, shards map[int]*shardState) ([]int, shardWindow) {
+	idx := make([]int, 0, len(shards))
+	w := shardWindow{first: int64(math.MaxInt64)}
 	var withRequests []float64
-	for i, sh := range d.shards {
+	for i, sh := range shards {
 		idx = append(idx, i)
 		rep.Expected = max(rep.Expected, i+1)
 		rep.Requests += sh.requests
 		if sh.requests > 0 {
-			first, last = min(first, sh.firstStart), max(last, sh.lastStart)
+			w.first, w.last = min(w.first, sh.firstStart), max(w.last, sh.lastStart)
 			withRequests = append(withRequests, float64(sh.requests))
 		}
 	}
 	sort.Ints(idx)
 	rep.Seen = len(idx)
-	window := 0.0
-	if last > first {
-		window = float64(last-first) / 1e9
-		rep.WindowS = round(window)
-		rep.AchievedRPS = round(float64(rep.Requests-1) / window)
+	if w.last > w.first {
+		w.window = float64(w.last-w.first) / 1e9
+		rep.WindowS = round(w.window)
+		rep.AchievedRPS = round(float64(rep.Requests-1) / w.window)
 	}
-	median := medianOf(withRequests)
-	seen := map[int]bool{}
-	for _, i := range idx {
-		sh := d.shards[i]
-		seen[i] = true
-		row := ShardRow{Index: i, Requests: sh.requests, Errors: sh.errors, Skipped: int64(math.Round(sh.skipped)),
-			LastSeen: sh.lastSeen.UTC().Format(time.RFC3339Nano)}
-		var flags []string
-		if window > 0 {
-			row.AchievedRPS = round(float64(sh.requests) / window)
-			row.ShareRPS = round(median / window)
-		}
-		if sh.requests > 0 {
-			row.FirstS = round(float64(sh.firstStart-first) / 1e9)
-			row.LastS = round(float64(sh.lastStart-first) / 1e9)
-			gap := 0.0
-			if sh.requests > 1 {
-				gap = float64(sh.lastStart-sh.firstStart) / 1e9 / float64(sh.requests-1)
-			}
-			early := float64(last-sh.lastStart) / 1e9
-			if tol := math.Max(c.StopTolerance.Seconds(), 3*gap); early > tol {
-				flags = append(flags, shardStoppedEarly)
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("shard %d: stopped early: its last request started %.1f s before the run's last (tolerance %.1f s)", i, early, tol))
-			}
-		}
-		if median > 0 {
-			row.Deviation = round(float64(sh.requests)/median - 1)
-			if math.Abs(row.Deviation) > c.RateTolerance && math.Abs(float64(sh.requests)-median) > 3*math.Sqrt(median) {
-				flags = append(flags, shardRateOff)
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("shard %d: %d requests, %+.1f %% off the median shard's %.0f (tolerance %g %%): it disagrees with the others",
-					i, sh.requests, row.Deviation*100, median, c.RateTolerance*100))
-			}
-		}
-		if p99, ok := sh.lagP99(); ok {
-			row.LagP99S = ptr(p99)
-		}
-		if sh.hasLagMax {
-			row.LagMaxS = ptr(sh.lagMax)
-		}
-		lagging := row.LagP99S != nil && *row.LagP99S > c.LagTolerance.Seconds()
-		if lagging || row.Skipped > 0 {
-			flags = append(flags, shardLagging)
-			msg := fmt.Sprintf("shard %d: lagging:", i)
-			if lagging {
-				msg += fmt.Sprintf(" schedule lag p99 %.3f s above %.3f s;", *row.LagP99S, c.LagTolerance.Seconds())
-			}
-			if row.Skipped > 0 {
-				msg += fmt.Sprintf(" %d scheduled requests skipped (started after start_at);", row.Skipped)
-			}
-			rep.Warnings = append(rep.Warnings, strings.TrimSuffix(msg, ";"))
-		}
-		row.Status = shardOK
-		if len(flags) > 0 {
-			row.Status = strings.Join(flags, ",")
-		}
-		rep.Shards = append(rep.Shards, row)
+	w.median = medianOf(withRequests)
+	return idx, w
+}
+
+// shardJudge checks each shard against the run, adding a warning to rep for
+// each way a shard is off.
+type shardJudge struct {
+	rep *ShardReport
+	c   ShardsConfig
+	w   shardWindow
+}
+
+// row is the row of shard i, its status the checks it failed.
+func (j *shardJudge) row(i int, sh *shardState) ShardRow {
+	row := ShardRow{Index: i, Requests: sh.requests, Errors: sh.errors, Skipped: int64(math.Round(sh.skipped)),
+		LastSeen: sh.lastSeen.UTC().Format(time.RFC3339Nano)}
+	var flags []string
+	if j.w.window > 0 {
+		row.AchievedRPS = round(float64(sh.requests) / j.w.window)
+		row.ShareRPS = round(j.w.median / j.w.window)
 	}
+	if j.stoppedEarly(&row, i, sh) {
+		flags = append(flags, shardStoppedEarly)
+	}
+	if j.rateOff(&row, i, sh) {
+		flags = append(flags, shardRateOff)
+	}
+	if j.lagging(&row, i, sh) {
+		flags = append(flags, shardLagging)
+	}
+	row.Status = shardOK
+	if len(flags) > 0 {
+		row.Status = strings.Join(flags, ",")
+	}
+	return row
+}
+
+// stoppedEarly fills the shard's first and last start and reports whether
+// its last request started too long before the run's last.
+func (j *shardJudge) stoppedEarly(row *ShardRow, i int, sh *shardState) bool {
+	if sh.requests <= 0 {
+		return false
+	}
+	first, last := j.w.first, j.w.last
+	row.FirstS = round(float64(sh.firstStart-first) / 1e9)
+	row.LastS = round(float64(sh.lastStart-first) / 1e9)
+	gap := 0.0
+	if sh.requests > 1 {
+		gap = float64(sh.lastStart-sh.firstStart) / 1e9 / float64(sh.requests-1)
+	}
+	early := float64(last-sh.lastStart) / 1e9
+	tol := math.Max(j.c.StopTolerance.Seconds(), 3*gap)
+	if early > tol {
+		j.rep.Warnings = append(j.rep.Warnings, fmt.Sprintf("shard %d: stopped early: its last request started %.1f s before the run's last (tolerance %.1f s)", i, early, tol))
+		return true
+	}
+	return false
+}
+
+// rateOff fills the shard's deviation from the median shard and reports
+// whether it disagrees with the others beyond tolerance and noise.
+func (j *shardJudge) rateOff(row *ShardRow, i int, sh *shardState) bool {
+	median, c := j.w.median, j.c
+	if median <= 0 {
+		return false
+	}
+	row.Deviation = round(float64(sh.requests)/median - 1)
+	off := math.Abs(row.Deviation) > c.RateTolerance && math.Abs(float64(sh.requests)-median) > 3*math.Sqrt(median)
+	if off {
+		j.rep.Warnings = append(j.rep.Warnings, fmt.Sprintf("shard %d: %d requests, %+.1f %% off the median shard's %.0f (tolerance %g %%): it disagrees with the others",
+			i, sh.requests, row.Deviation*100, median, c.RateTolerance*100))
+	}
+	return off
+}
+
+// lagging fills the shard's schedule lag and reports whether it lagged
+// behind its schedule or skipped arrivals.
+func (j *shardJudge) lagging(row *ShardRow, i int, sh *shardState) bool {
+	if p99, ok := sh.lagP99(); ok {
+		row.LagP99S = ptr(p99)
+	}
+	if sh.hasLagMax {
+		row.LagMaxS = ptr(sh.lagMax)
+	}
+	lagTol := j.c.LagTolerance.Seconds()
+	lagging := row.LagP99S != nil && *row.LagP99S > lagTol
+	if !lagging && row.Skipped <= 0 {
+		return false
+	}
+	msg := fmt.Sprintf("shard %d: lagging:", i)
+	if lagging {
+		msg += fmt.Sprintf(" schedule lag p99 %.3f s above %.3f s;", *row.LagP99S, lagTol)
+	}
+	if row.Skipped > 0 {
+		msg += fmt.Sprintf(" %d scheduled requests skipped (started after start_at);", row.Skipped)
+	}
+	j.rep.Warnings = append(j.rep.Warnings, strings.TrimSuffix(msg, ";"))
+	return true
+}
+
+// addMissingShards adds a row for each expected shard no data named, and a
+// warning naming them.
+func addMissingShards(rep *ShardReport, seen map[int]bool) {
 	rep.Missing = []int{}
 	for i := 0; i < rep.Expected; i++ {
 		if !seen[i] {
@@ -351,10 +426,6 @@ func (s *state) shardReport() *ShardReport {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d of %d shards missing (no data with llm_loadgen.shard.index %s): the run offered less load than configured",
 			len(rep.Missing), rep.Expected, joinInts(rep.Missing)))
 	}
-	if rep.Warnings == nil {
-		rep.Warnings = []string{}
-	}
-	return rep
 }
 
 func medianOf(v []float64) float64 {

@@ -172,79 +172,11 @@ func overall(results []SLOResult, noData string) string {
 // chord of the normalized latency-vs-load curve, as in Kneedle). It needs
 // three or more levels (a sweep or stepped stages).
 func (s *state) loadCurve() *LoadCurve {
-	tl := s.timeline
-	res := float64(tl.res) / 1e9
-	basis := "arrival_rate"
-	for _, p := range tl.points {
-		if p.targetRate > 0 {
-			basis = "target_rate"
-			break
-		}
-	}
-	type level struct {
-		offered   float64
-		started   int64
-		completed int64
-		n         int
-		lat       *sketch
-	}
-	useTTFT := false
-	for _, p := range tl.points {
-		if p.ttft != nil && p.ttft.count > 0 {
-			useTTFT = true
-			break
-		}
-	}
-	levels := map[string]*level{}
-	for _, p := range tl.points {
-		offered := p.targetRate
-		if basis == "arrival_rate" {
-			offered = float64(p.started) / res
-		}
-		lat := p.e2e
-		if useTTFT {
-			lat = p.ttft
-		}
-		if offered <= 0 || lat == nil || lat.count == 0 {
-			continue
-		}
-		// Stated target rates are exact levels; measured arrival rates are
-		// noisy and are grouped in 20 %-wide logarithmic bins.
-		key := strconv.FormatFloat(offered, 'g', 2, 64)
-		if basis == "arrival_rate" {
-			key = strconv.Itoa(int(math.Round(math.Log(offered) / math.Log(1.2))))
-		}
-		lv, ok := levels[key]
-		if !ok {
-			lv = &level{lat: s.timelineSpec.newSketch()}
-			levels[key] = lv
-		}
-		lv.offered += offered
-		lv.n++
-		lv.started += p.started
-		lv.completed += p.completed
-		lv.lat.merge(lat)
-	}
-	if basis == "arrival_rate" {
-		// Without a stated target, only sustained levels over a real range
-		// (at least 2×) make a sweep; the second-to-second noise of a
-		// steady run does not.
-		total := 0
-		for _, lv := range levels {
-			total += lv.n
-		}
-		minPts := max(3, int(math.Ceil(0.05*float64(total))))
-		lo, hi := math.Inf(1), 0.0
-		for k, lv := range levels {
-			if lv.n < minPts {
-				delete(levels, k)
-				continue
-			}
-			lo, hi = math.Min(lo, lv.offered/float64(lv.n)), math.Max(hi, lv.offered/float64(lv.n))
-		}
-		if hi < 2*lo {
-			return nil
-		}
+	res := float64(s.timeline.res) / 1e9
+	basis, useTTFT := s.timeline.curveBasis()
+	levels := s.loadLevels(basis, useTTFT, res)
+	if basis == "arrival_rate" && !sustainedSweep(levels) {
+		return nil
 	}
 	if len(levels) < 3 {
 		return nil
@@ -266,6 +198,93 @@ func (s *state) loadCurve() *LoadCurve {
 		curve.Knee = &kp
 	}
 	return curve
+}
+
+// curveBasis says what measures offered load ("target_rate" when any point
+// states one, else "arrival_rate") and whether latency is the TTFT (when any
+// point has one) rather than the duration.
+func (tl *timeline) curveBasis() (basis string, useTTFT bool) {
+	basis = "arrival_rate"
+	for _, p := range tl.points {
+		if p.targetRate > 0 {
+			basis = "target_rate"
+			break
+		}
+	}
+	for _, p := range tl.points {
+		if p.ttft != nil && p.ttft.count > 0 {
+			useTTFT = true
+			break
+		}
+	}
+	return basis, useTTFT
+}
+
+// loadLevel is the timeline points of one offered load.
+type loadLevel struct {
+	offered   float64 // sum over the points
+	started   int64
+	completed int64
+	n         int // points
+	lat       *sketch
+}
+
+// loadLevels groups the timeline points (of res seconds each) that carry a
+// latency by offered load: the target rate, or the arrival rate by basis.
+// The latency is the TTFT when useTTFT, else the duration.
+func (s *state) loadLevels(basis string, useTTFT bool, res float64) map[string]*loadLevel {
+	levels := map[string]*loadLevel{}
+	for _, p := range s.timeline.points {
+		offered := p.targetRate
+		if basis == "arrival_rate" {
+			offered = float64(p.started) / res
+		}
+		lat := p.e2e
+		if useTTFT {
+			lat = p.ttft
+		}
+		if offered <= 0 || lat == nil || lat.count == 0 {
+			continue
+		}
+		// Stated target rates are exact levels; measured arrival rates are
+		// noisy and are grouped in 20 %-wide logarithmic bins.
+		key := strconv.FormatFloat(offered, 'g', 2, 64)
+		if basis == "arrival_rate" {
+			key = strconv.Itoa(int(math.Round(math.Log(offered) / math.Log(1.2))))
+		}
+		lv, ok := levels[key]
+		if !ok {
+			lv = &loadLevel{lat: s.timelineSpec.newSketch()}
+			levels[key] = lv
+		}
+		lv.offered += offered
+		lv.n++
+		lv.started += p.started
+		lv.completed += p.completed
+		lv.lat.merge(lat)
+	}
+	return levels
+}
+
+// sustainedSweep drops the arrival-rate levels too brief to count and
+// reports whether those left span a real range. Without a stated target,
+// only sustained levels over a real range (at least 2×) make a sweep; the
+// second-to-second noise of a steady run does not.
+func sustainedSweep(levels map[string]*loadLevel) bool {
+	total := 0
+	for _, lv := range levels {
+		total += lv.n
+	}
+	minPts := max(3, int(math.Ceil(0.05*float64(total))))
+	lo, hi := math.Inf(1), 0.0
+	for k, lv := range levels {
+		if lv.n < minPts {
+			delete(levels, k)
+			continue
+		}
+		lo, hi = math.Min(lo, lv.offered/float64(lv.n)), math.Max(hi, lv.offered/float64(lv.n))
+	}
+	return !(hi < 2*lo)
 }
 
 // knee returns the index of the knee of an increasing latency curve, or -1.

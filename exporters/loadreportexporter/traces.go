@@ -214,6 +214,33 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 		return spanGuardSummary
 	}
 	s.spansSeen++
+	notRequest, ttftOutside := s.readFacts(sp)
+	if notRequest != "" {
+		return notRequest
+	}
+	start, end := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())
+	if start <= 0 || end < start {
+		return spanBadTimestamps
+	}
+	g, overflow := s.group(s.requestKey(sp, res))
+	s.observeArrival()
+	dur := float64(end-start) / 1e9
+	endPt := s.countRequest(g, sp, start, end, dur)
+	if s.facts.Failed {
+		s.countFailure(g, endPt)
+	} else {
+		s.countSuccess(g, sp, start, dur, ttftOutside, endPt)
+	}
+	if overflow {
+		return spanGroupOverflow
+	}
+	return spanRequest
+}
+
+// readFacts reads the span's GenAI facts into s.facts. It returns why the
+// span is no model call to count ("" when it is one) and whether a TTFT
+// attribute was below zero or not finite.
+func (s *state) readFacts(sp ptrace.Span) (string, bool) {
 	f := &s.facts
 	ttftOutside := false // a TTFT attribute below zero or not finite
 	f.Read(sp, func(k string, why genai.Invalid) {
@@ -223,19 +250,19 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	})
 	switch {
 	case f.Operation == "":
-		return spanNotGenAI
+		return spanNotGenAI, ttftOutside
 	case !isModelCall(f.Operation):
-		return spanNotModelCall
+		return spanNotModelCall, ttftOutside
 	case sp.Kind() == ptrace.SpanKindServer:
-		return spanServer
+		return spanServer, ttftOutside
 	}
-	start, end := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())
-	if start <= 0 || end < start {
-		return spanBadTimestamps
-	}
-	g, overflow := s.group(s.requestKey(sp, res))
-	s.observeArrival()
-	dur := float64(end-start) / 1e9
+	return "", ttftOutside
+}
+
+// countRequest counts a request from start to end (dur seconds) in g and on
+// the timeline, and returns the timeline point it completed in.
+func (s *state) countRequest(g *group, sp ptrace.Span, start, end int64, dur float64) *tpoint {
+	f := &s.facts
 	g.requests++
 	g.first = min(g.first, start)
 	g.last = max(g.last, end)
@@ -251,21 +278,25 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	s.timeline.addBusy(start, end)
 	endPt := s.timeline.at(end)
 	endPt.completed++
+	return endPt
+}
 
-	if f.Failed {
-		if g.addError(f.ErrorType, s.cfg.Limits.MaxErrorTypes) {
-			s.tel.errorTypesFolded++
-		}
-		if isCancelled(f.ErrorType, s.cfg.CancelledErrorTypes) {
-			g.cancelled++
-		}
-		endPt.errors++
-		if overflow {
-			return spanGroupOverflow
-		}
-		return spanRequest
+// countFailure counts a failed request's error type in g and endPt.
+func (s *state) countFailure(g *group, endPt *tpoint) {
+	f := &s.facts
+	if g.addError(f.ErrorType, s.cfg.Limits.MaxErrorTypes) {
+		s.tel.errorTypesFolded++
 	}
+	if isCancelled(f.ErrorType, s.cfg.CancelledErrorTypes) {
+		g.cancelled++
+	}
+	endPt.errors++
+}
 
+// countSuccess adds a successful request's tokens, latencies and goodput to
+// g and to the timeline.
+func (s *state) countSuccess(g *group, sp ptrace.Span, start int64, dur float64, ttftOutside bool, endPt *tpoint) {
+	f := &s.facts
 	g.successes++
 	out := f.OutputTokens.N // 0 when absent
 	if out > 0 {
@@ -274,7 +305,25 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	}
 	g.e2e.add(dur)
 	s.timeline.at(start).sketchE2E(s.timelineSpec).add(dur)
-	ttft, hasTTFT := f.TTFT.S, f.TTFT.OK
+	ttft, hasTTFT := s.addTTFT(g, start, dur, ttftOutside)
+	tpot := math.NaN()
+	if hasTTFT {
+		if t, ok := genai.TimePerOutputToken(dur, ttft, out); ok {
+			tpot = t
+			g.tpot.add(tpot)
+		}
+	}
+	addITL(g, sp, tpot, out)
+	if s.meetsGoodput(dur, ttft, hasTTFT, tpot) {
+		g.good++
+	}
+}
+
+// addTTFT adds the request's TTFT to g and the timeline unless it is absent
+// or impossible (longer than the request, or an attribute out of range,
+// which is counted). It returns the TTFT read and whether it counts.
+func (s *state) addTTFT(g *group, start int64, dur float64, ttftOutside bool) (float64, bool) {
+	ttft, hasTTFT := s.facts.TTFT.S, s.facts.TTFT.OK
 	if (hasTTFT && ttft > dur*1.0001+1e-6) || (!hasTTFT && ttftOutside) {
 		s.tel.ignoredValue(genai.AttrTimeToFirstChunk, ignoredTTFTOutside)
 		hasTTFT = false
@@ -283,13 +332,12 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 		g.ttft.add(ttft)
 		s.timeline.at(start).sketchTTFT(s.timelineSpec).add(ttft)
 	}
-	tpot := math.NaN()
-	if hasTTFT {
-		if t, ok := genai.TimePerOutputToken(dur, ttft, out); ok {
-			tpot = t
-			g.tpot.add(tpot)
-		}
-	}
+	return ttft, hasTTFT
+}
+
+// addITL adds the request's inter-token latencies to g: the gaps between its
+// chunk events, else its TPOT (when known) once for each of its out−1 gaps.
+func addITL(g *group, sp ptrace.Span, tpot float64, out int64) {
 	if gaps := chunkGaps(sp); len(gaps) > 0 {
 		for _, gap := range gaps {
 			g.itl.add(gap)
@@ -300,13 +348,6 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 		g.itl.addCount(tpot, float64(out-1))
 		g.itlFromTPOT++
 	}
-	if s.meetsGoodput(dur, ttft, hasTTFT, tpot) {
-		g.good++
-	}
-	if overflow {
-		return spanGroupOverflow
-	}
-	return spanRequest
 }
 
 // meetsGoodput applies the goodput objectives. A request without a TTFT

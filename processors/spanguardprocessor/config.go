@@ -129,66 +129,94 @@ var _ component.Config = (*Config)(nil)
 
 // Validate checks the configuration; each error names the field and what it accepts.
 func (cfg *Config) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var errs configErrors
+	cfg.validateBatching(&errs)
+	cfg.TraceBudget.validate(&errs)
+	cfg.Compression.validate(&errs)
+	cfg.SpanLimits.validate(&errs)
+	if cfg.Summary.Enabled && cfg.Summary.MaxNames < 0 {
+		errs.add("summary.max_names: must be 0 or positive, got %d", cfg.Summary.MaxNames)
+	}
+	if cfg.MemoryLimitMiB < 1 {
+		errs.add("memory_limit_mib: must be at least 1, got %d", cfg.MemoryLimitMiB)
+	}
+	cfg.RateLimit.validate(&errs)
+	return errors.Join(errs...)
+}
 
+// configErrors collects what Validate finds, in the order it checks.
+type configErrors []error
+
+func (e *configErrors) add(format string, args ...any) { *e = append(*e, fmt.Errorf(format, args...)) }
+
+// validateBatching checks the batch limits and the metadata keys batches
+// are split by.
+func (cfg *Config) validateBatching(errs *configErrors) {
 	if cfg.MaxBatchSpans < 1 {
-		add("max_batch_spans: must be at least 1, got %d", cfg.MaxBatchSpans)
+		errs.add("max_batch_spans: must be at least 1, got %d", cfg.MaxBatchSpans)
 	}
 	if cfg.MaxBatchBytes < minBatchBytes || cfg.MaxBatchBytes >= maxBatchBytesCeiling {
-		add("max_batch_bytes: must be in [%d, %d) (under gRPC's 4 MiB default message limit), got %d",
+		errs.add("max_batch_bytes: must be in [%d, %d) (under gRPC's 4 MiB default message limit), got %d",
 			minBatchBytes, maxBatchBytesCeiling, cfg.MaxBatchBytes)
 	}
 	if cfg.FlushTimeout <= 0 {
-		add("flush_timeout: must be a positive duration, got %v", cfg.FlushTimeout)
+		errs.add("flush_timeout: must be a positive duration, got %v", cfg.FlushTimeout)
 	}
 	seen := map[string]bool{}
 	for _, k := range cfg.MetadataKeys {
 		l := strings.ToLower(k)
 		if l == "" {
-			add("metadata_keys: entries must not be empty")
+			errs.add("metadata_keys: entries must not be empty")
 		}
 		if seen[l] {
-			add("metadata_keys: duplicate entry %q (keys are case-insensitive)", l)
+			errs.add("metadata_keys: duplicate entry %q (keys are case-insensitive)", l)
 		}
 		seen[l] = true
 	}
 	if len(cfg.MetadataKeys) > 0 && cfg.MetadataCardinalityLimit < 1 {
-		add("metadata_cardinality_limit: must be at least 1 when metadata_keys is set, got %d", cfg.MetadataCardinalityLimit)
+		errs.add("metadata_cardinality_limit: must be at least 1 when metadata_keys is set, got %d", cfg.MetadataCardinalityLimit)
 	}
+}
 
-	b := cfg.TraceBudget
+// validate checks the trace_budget section.
+func (b TraceBudgetConfig) validate(errs *configErrors) {
 	if b.MaxSpans < 0 {
-		add("trace_budget.max_spans: must be 0 (no limit) or positive, got %d", b.MaxSpans)
+		errs.add("trace_budget.max_spans: must be 0 (no limit) or positive, got %d", b.MaxSpans)
 	}
 	if b.MaxBytes < 0 {
-		add("trace_budget.max_bytes: must be 0 (no limit) or positive, got %d", b.MaxBytes)
+		errs.add("trace_budget.max_bytes: must be 0 (no limit) or positive, got %d", b.MaxBytes)
 	}
 	if b.Window <= 0 {
-		add("trace_budget.window: must be a positive duration, got %v", b.Window)
+		errs.add("trace_budget.window: must be a positive duration, got %v", b.Window)
 	}
 	if b.MaxTraces < 1 {
-		add("trace_budget.max_traces: must be at least 1, got %d", b.MaxTraces)
+		errs.add("trace_budget.max_traces: must be at least 1, got %d", b.MaxTraces)
 	}
+}
 
-	if cfg.Compression.Enabled {
-		if cfg.Compression.MinRun < 2 {
-			add("compression.min_run: must be at least 2, got %d", cfg.Compression.MinRun)
-		}
-		if cfg.Compression.MaxSpanDuration < 0 {
-			add("compression.max_span_duration: must not be negative, got %v", cfg.Compression.MaxSpanDuration)
-		}
+// validate checks the compression section, when enabled.
+func (c CompressionConfig) validate(errs *configErrors) {
+	if !c.Enabled {
+		return
 	}
+	if c.MinRun < 2 {
+		errs.add("compression.min_run: must be at least 2, got %d", c.MinRun)
+	}
+	if c.MaxSpanDuration < 0 {
+		errs.add("compression.max_span_duration: must not be negative, got %v", c.MaxSpanDuration)
+	}
+}
 
-	l := cfg.SpanLimits
+// validate checks the span_limits section.
+func (l SpanLimitsConfig) validate(errs *configErrors) {
 	if l.Apply != limitsOverBudget && l.Apply != limitsAlways {
-		add("span_limits.apply: must be one of [%s, %s], got %q", limitsOverBudget, limitsAlways, l.Apply)
+		errs.add("span_limits.apply: must be one of [%s, %s], got %q", limitsOverBudget, limitsAlways, l.Apply)
 	}
 	if l.MaxAttributeBytes < 0 {
-		add("span_limits.max_attribute_bytes: must be 0 (off) or positive, got %d", l.MaxAttributeBytes)
+		errs.add("span_limits.max_attribute_bytes: must be 0 (off) or positive, got %d", l.MaxAttributeBytes)
 	}
 	if l.MaxAttributeBytes > 0 && len(l.TruncationMarker) >= l.MaxAttributeBytes {
-		add("span_limits.truncation_marker: must be shorter than span_limits.max_attribute_bytes (%d bytes), got %d bytes",
+		errs.add("span_limits.truncation_marker: must be shorter than span_limits.max_attribute_bytes (%d bytes), got %d bytes",
 			l.MaxAttributeBytes, len(l.TruncationMarker))
 	}
 	for _, f := range []struct {
@@ -196,29 +224,26 @@ func (cfg *Config) Validate() error {
 		v    int
 	}{{"max_attributes", l.MaxAttributes}, {"max_events", l.MaxEvents}, {"max_links", l.MaxLinks}} {
 		if f.v < 0 {
-			add("span_limits.%s: must be 0 (off) or positive, got %d", f.name, f.v)
+			errs.add("span_limits.%s: must be 0 (off) or positive, got %d", f.name, f.v)
 		}
 	}
-	if cfg.Summary.Enabled && cfg.Summary.MaxNames < 0 {
-		add("summary.max_names: must be 0 or positive, got %d", cfg.Summary.MaxNames)
-	}
-	if cfg.MemoryLimitMiB < 1 {
-		add("memory_limit_mib: must be at least 1, got %d", cfg.MemoryLimitMiB)
-	}
+}
 
-	r := cfg.RateLimit
+// validate checks the rate_limit section; the key and max_keys only matter
+// when a limit is set.
+func (r RateLimitConfig) validate(errs *configErrors) {
 	if r.SpansPerSecond < 0 || r.BytesPerSecond < 0 || r.BurstSpans < 0 || r.BurstBytes < 0 {
-		add("rate_limit: spans_per_second, bytes_per_second, burst_spans and burst_bytes must not be negative")
+		errs.add("rate_limit: spans_per_second, bytes_per_second, burst_spans and burst_bytes must not be negative")
 	}
-	if r.enabled() {
-		if _, _, err := parseRateKey(r.Key); err != nil {
-			errs = append(errs, err)
-		}
-		if r.MaxKeys < 1 {
-			add("rate_limit.max_keys: must be at least 1, got %d", r.MaxKeys)
-		}
+	if !r.enabled() {
+		return
 	}
-	return errors.Join(errs...)
+	if _, _, err := parseRateKey(r.Key); err != nil {
+		*errs = append(*errs, err)
+	}
+	if r.MaxKeys < 1 {
+		errs.add("rate_limit.max_keys: must be at least 1, got %d", r.MaxKeys)
+	}
 }
 
 // Rate limit key sources.

@@ -351,7 +351,26 @@ func (l *ladder) resolve(p uint64) uint64 {
 // they fit. Only once every span of the chunk is decided does it resolve
 // parents, so that a span is never re-parented to one dropped after it.
 func (l *ladder) selectSpans(remS int, remB int64) {
-	sc, st := l.sc, l.st
+	order := l.breadthFirst()
+	l.decide(order, remS, remB)
+	// Resolve: each removed span's replacement parent (ancestors first, so
+	// chains stay short), then each kept span's parent.
+	for _, k := range order {
+		if n := &l.nodes[k]; n.state == nodeDropped {
+			n.repl = l.resolve(n.parent)
+			l.st.dropped[n.id] = n.repl
+		}
+	}
+	for _, k := range order {
+		if n := &l.nodes[k]; n.state == nodeKept {
+			l.keep(n)
+		}
+	}
+	l.copyResource()
+}
+
+// breadthFirst is the undecided spans, shallow spans first, earliest first.
+func (l *ladder) breadthFirst() []int32 {
 	order := l.undecided()
 	slices.SortStableFunc(order, func(a, b int32) int {
 		na, nb := &l.nodes[a], &l.nodes[b]
@@ -366,20 +385,20 @@ func (l *ladder) selectSpans(remS int, remB int64) {
 		}
 		return 0
 	})
+	return order
+}
+
+// decide keeps or drops each span of order against remS spans and remB
+// bytes left. Owed parents are estimated with what is decided so far.
+func (l *ladder) decide(order []int32, remS int, remB int64) {
 	maxNames := 0
 	if l.cfg.Summary.Enabled {
 		maxNames = l.cfg.Summary.MaxNames
 	}
-	// Decide. Owed parents are estimated with what is decided so far.
 	for _, k := range order {
 		n := &l.nodes[k]
-		r := &sc.spans[n.ref]
-		cost := spanCost(int(r.size))
-		owes := false
-		if p := l.resolve(n.parent); p != 0 {
-			_, inChunk := l.index[p]
-			owes = !inChunk && l.unknown(p)
-		}
+		cost := spanCost(int(l.sc.spans[n.ref].size))
+		owes := l.owesParent(n)
 		reason := dropSpanBudget
 		switch {
 		case n.tooLarge:
@@ -407,46 +426,61 @@ func (l *ladder) selectSpans(remS int, remB int64) {
 		}
 		l.drop(n, reason, cost, maxNames)
 	}
-	// Resolve: each removed span's replacement parent (ancestors first, so
-	// chains stay short), then each kept span's parent.
-	for _, k := range order {
-		if n := &l.nodes[k]; n.state == nodeDropped {
-			n.repl = l.resolve(n.parent)
-			st.dropped[n.id] = n.repl
+}
+
+// owesParent reports whether keeping n owes a parent too: one outside the
+// chunk whose fate is not yet known.
+func (l *ladder) owesParent(n *node) bool {
+	p := l.resolve(n.parent)
+	if p == 0 {
+		return false
+	}
+	_, inChunk := l.index[p]
+	return !inChunk && l.unknown(p)
+}
+
+// keep records the kept span n: re-parented to its nearest kept ancestor,
+// its parent owed when not yet known, and counted in the trace's state.
+func (l *ladder) keep(n *node) {
+	sc, st := l.sc, l.st
+	r := &sc.spans[n.ref]
+	p := l.resolve(n.parent)
+	if p != n.parent {
+		l.reparent(n, r, p)
+	}
+	if p != 0 {
+		if _, inChunk := l.index[p]; !inChunk && l.unknown(p) {
+			st.pending[p] = struct{}{}
 		}
 	}
-	for _, k := range order {
-		n := &l.nodes[k]
-		if n.state != nodeKept {
-			continue
-		}
-		r := &sc.spans[n.ref]
-		p := l.resolve(n.parent)
-		if p != n.parent {
-			r.span.SetParentSpanID(spanID(p))
-			r.span.Attributes().PutStr(attrOriginalParent, spanID(n.parent).String())
-			l.resize(n.ref)
-			if l.tooBig(n.ref) {
-				// The marker would push it past what a batch holds: keep
-				// the span, without the marker.
-				r.span.Attributes().Remove(attrOriginalParent)
-				l.resize(n.ref)
-				l.tooBig(n.ref)
-			}
-			st.reparented++
-			l.tal.reparented++
-		}
-		if p != 0 {
-			if _, inChunk := l.index[p]; !inChunk && l.unknown(p) {
-				st.pending[p] = struct{}{}
-			}
-		}
-		st.kept[n.id] = struct{}{}
-		delete(st.pending, n.id)
-		st.spans++
-		st.bytes += spanCost(int(r.size))
-		st.noteKept(n.id, p, n.start)
+	st.kept[n.id] = struct{}{}
+	delete(st.pending, n.id)
+	st.spans++
+	st.bytes += spanCost(int(r.size))
+	st.noteKept(n.id, p, n.start)
+}
+
+// reparent sets the parent of n (span r) to p, marking the original parent
+// when the marker still fits a batch.
+func (l *ladder) reparent(n *node, r *spanRef, p uint64) {
+	r.span.SetParentSpanID(spanID(p))
+	r.span.Attributes().PutStr(attrOriginalParent, spanID(n.parent).String())
+	l.resize(n.ref)
+	if l.tooBig(n.ref) {
+		// The marker would push it past what a batch holds: keep
+		// the span, without the marker.
+		r.span.Attributes().Remove(attrOriginalParent)
+		l.resize(n.ref)
+		l.tooBig(n.ref)
 	}
+	l.st.reparented++
+	l.tal.reparented++
+}
+
+// copyResource keeps a copy of the trace's resource once the ladder has
+// affected the trace.
+func (l *ladder) copyResource() {
+	sc, st := l.sc, l.st
 	if st.affected() && !st.hasResource && len(l.nodes) > 0 {
 		r := &sc.spans[l.nodes[0].ref]
 		st.resource = pcommon.NewResource()
