@@ -63,7 +63,7 @@ app.kubernetes.io/part-of: otelcol-llm
 
 {{/*
 The collector configuration: the mode's base pipeline (files/<mode>.yaml, the
-same file as testdata/configs/<mode>.yaml) with .Values.config merged over it.
+same file as configs/<mode>.yaml) with .Values.config merged over it.
 */}}
 {{- define "otelcol-llm.config" -}}
 {{- $base := .Files.Get (printf "files/%s.yaml" .Values.mode) | fromYaml }}
