@@ -44,6 +44,8 @@ type state struct {
 	// facts are the GenAI facts of the span consumeSpan read last (reused
 	// from span to span).
 	facts genai.SpanFacts
+	// key is the row key of the request span consumeSpan counted last.
+	key groupKey
 
 	// inherit holds, during one consumeTraces call, the scenario of each
 	// trace that names one on any of its spans.

@@ -179,13 +179,13 @@ func (s *state) consumeTraces(td ptrace.Traces) map[string]int64 {
 				if o != spanRequest && o != spanGroupOverflow {
 					continue
 				}
-				// s.facts are the request span's, read by consumeSpan.
+				// s.facts and s.key are the request span's, set by consumeSpan.
 				if shard != nil {
 					shard.addSpan(spans.At(k), s.facts.Failed)
 				}
 				if s.csv != nil {
 					sp := spans.At(k)
-					s.csv.add(&csvRow{sp: sp, attrs: sp.Attributes(), res: res, facts: &s.facts, key: s.requestKey(sp, res), cancelled: s.cfg.CancelledErrorTypes})
+					s.csv.add(&csvRow{sp: sp, attrs: sp.Attributes(), res: res, facts: &s.facts, key: s.key, cancelled: s.cfg.CancelledErrorTypes})
 				}
 			}
 		}
@@ -222,7 +222,8 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	if start <= 0 || end < start {
 		return spanBadTimestamps
 	}
-	g, overflow := s.group(s.requestKey(sp, res))
+	s.key = s.requestKey(sp, res)
+	g, overflow := s.group(s.key)
 	s.observeArrival()
 	dur := float64(end-start) / 1e9
 	endPt := s.countRequest(g, sp, start, end, dur)
