@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/jsonscan"
 )
 
 // ChunkSummary is what a load generator needs from one chunk: the response
@@ -80,20 +82,16 @@ var (
 	usageNames  = [][]byte{[]byte("prompt_tokens"), []byte("completion_tokens"), []byte("total_tokens")}
 )
 
-// maxSkipDepth bounds the nesting of values the scanner skips; deeper ones
-// go to the fallback.
-const maxSkipDepth = 64
-
 // scanChunk is the fast path. It returns false when it cannot vouch for its
 // result: invalid JSON, a shape encoding/json would reject or decode
 // differently, or anything it does not handle.
 func scanChunk(d []byte, s *ChunkSummary) bool {
 	*s = ChunkSummary{str: s.str}
-	i := skipWS(d, 0)
+	i := jsonscan.SkipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
 		return false
 	}
-	i = skipWS(d, i+1)
+	i = jsonscan.SkipSpace(d, i+1)
 	if i >= len(d) || d[i] == '}' {
 		return false // {} has neither choices nor error
 	}
@@ -121,7 +119,7 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 			s.Model, i, ok = scanPlainStr(d, i)
 		case "choices":
 			bit = 16
-			if isNull(d, i) {
+			if jsonscan.IsNull(d, i) {
 				i += 4
 				break
 			}
@@ -129,7 +127,7 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 			i, ok = scanChoices(d, i, s)
 		case "usage":
 			bit = 32
-			if isNull(d, i) {
+			if jsonscan.IsNull(d, i) {
 				i += 4
 				break
 			}
@@ -137,7 +135,7 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 			i, ok = scanUsage(d, i, &s.Usage)
 		case "error":
 			bit = 64
-			if !isNull(d, i) {
+			if !jsonscan.IsNull(d, i) {
 				return false // in-stream errors are decoded by encoding/json
 			}
 			i += 4
@@ -145,7 +143,7 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 			if foldsTo(key, chunkNames) {
 				return false
 			}
-			i, ok = skipValue(d, i, 0)
+			i, ok = jsonscan.Value(d, i)
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -159,7 +157,7 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 		}
 	}
 	// Nothing but white space may follow, and a chunk must have choices.
-	return skipWS(d, i+1) == len(d) && choices
+	return jsonscan.SkipSpace(d, i+1) == len(d) && choices
 }
 
 // scanChoices scans the choices array starting at d[i] == '['.
@@ -167,12 +165,12 @@ func scanChoices(d []byte, i int, s *ChunkSummary) (int, bool) {
 	if i >= len(d) || d[i] != '[' {
 		return i, false
 	}
-	i = skipWS(d, i+1)
+	i = jsonscan.SkipSpace(d, i+1)
 	if i < len(d) && d[i] == ']' {
 		return i + 1, true
 	}
 	for {
-		if isNull(d, i) {
+		if jsonscan.IsNull(d, i) {
 			i += 4 // a null element is a zero choice
 		} else {
 			var ok bool
@@ -181,7 +179,7 @@ func scanChoices(d []byte, i int, s *ChunkSummary) (int, bool) {
 			}
 		}
 		s.Choices++
-		i = skipWS(d, i)
+		i = jsonscan.SkipSpace(d, i)
 		if i >= len(d) {
 			return i, false
 		}
@@ -191,7 +189,7 @@ func scanChoices(d []byte, i int, s *ChunkSummary) (int, bool) {
 		if d[i] != ',' {
 			return i, false
 		}
-		i = skipWS(d, i+1)
+		i = jsonscan.SkipSpace(d, i+1)
 	}
 }
 
@@ -200,7 +198,7 @@ func scanChoice(d []byte, i int, s *ChunkSummary) (int, bool) {
 	if i >= len(d) || d[i] != '{' {
 		return i, false
 	}
-	i = skipWS(d, i+1)
+	i = jsonscan.SkipSpace(d, i+1)
 	if i < len(d) && d[i] == '}' {
 		return i + 1, true
 	}
@@ -218,7 +216,7 @@ func scanChoice(d []byte, i int, s *ChunkSummary) (int, bool) {
 			i, ok = scanInt(d, i, nil)
 		case "delta":
 			bit = 2
-			if isNull(d, i) {
+			if jsonscan.IsNull(d, i) {
 				i += 4
 				break
 			}
@@ -241,7 +239,7 @@ func scanChoice(d []byte, i int, s *ChunkSummary) (int, bool) {
 			if foldsTo(key, choiceNames) {
 				return i, false
 			}
-			i, ok = skipValue(d, i, 0)
+			i, ok = jsonscan.Value(d, i)
 		}
 		if !ok || seen&bit != 0 {
 			return i, false
@@ -261,7 +259,7 @@ func scanDelta(d []byte, i int, s *ChunkSummary) (int, bool) {
 	if i >= len(d) || d[i] != '{' {
 		return i, false
 	}
-	i = skipWS(d, i+1)
+	i = jsonscan.SkipSpace(d, i+1)
 	if i < len(d) && d[i] == '}' {
 		return i + 1, true
 	}
@@ -289,17 +287,17 @@ func scanDelta(d []byte, i int, s *ChunkSummary) (int, bool) {
 			}
 		case "tool_calls":
 			bit = 8
-			if isNull(d, i) {
+			if jsonscan.IsNull(d, i) {
 				i += 4
 				break
 			}
 			s.Content = true
-			i, ok = skipValue(d, i, 0)
+			i, ok = jsonscan.Value(d, i)
 		default:
 			if foldsTo(key, deltaNames) {
 				return i, false
 			}
-			i, ok = skipValue(d, i, 0)
+			i, ok = jsonscan.Value(d, i)
 		}
 		if !ok || seen&bit != 0 {
 			return i, false
@@ -319,7 +317,7 @@ func scanUsage(d []byte, i int, u *Usage) (int, bool) {
 	if i >= len(d) || d[i] != '{' {
 		return i, false
 	}
-	i = skipWS(d, i+1)
+	i = jsonscan.SkipSpace(d, i+1)
 	if i < len(d) && d[i] == '}' {
 		return i + 1, true
 	}
@@ -345,7 +343,7 @@ func scanUsage(d []byte, i int, u *Usage) (int, bool) {
 			if foldsTo(key, usageNames) {
 				return i, false
 			}
-			i, ok = skipValue(d, i, 0)
+			i, ok = jsonscan.Value(d, i)
 		}
 		if !ok || seen&bit != 0 {
 			return i, false
@@ -364,7 +362,7 @@ func scanUsage(d []byte, i int, u *Usage) (int, bool) {
 // of the ',' or '}' that follows; after a ',' it returns the index of the
 // next member's name.
 func nextMember(d []byte, i int) (int, bool) {
-	i = skipWS(d, i)
+	i = jsonscan.SkipSpace(d, i)
 	if i >= len(d) {
 		return i, false
 	}
@@ -372,26 +370,10 @@ func nextMember(d []byte, i int) (int, bool) {
 	case '}':
 		return i, true
 	case ',':
-		i = skipWS(d, i+1)
+		i = jsonscan.SkipSpace(d, i+1)
 		return i, i < len(d) && d[i] == '"'
 	}
 	return i, false
-}
-
-func skipWS(d []byte, i int) int {
-	for i < len(d) {
-		switch d[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-func isNull(d []byte, i int) bool {
-	return i+4 <= len(d) && d[i] == 'n' && d[i+1] == 'u' && d[i+2] == 'l' && d[i+3] == 'l'
 }
 
 // scanKey scans a member name and the ':' after it, returning the name and
@@ -401,66 +383,27 @@ func scanKey(d []byte, i int) ([]byte, int, bool) {
 		return nil, i, false
 	}
 	start := i + 1
-	end, esc, ok := scanString(d, i)
+	end, esc, ok := jsonscan.String(d, i)
 	if !ok || esc {
 		return nil, i, false
 	}
-	i = skipWS(d, end)
+	i = jsonscan.SkipSpace(d, end)
 	if i >= len(d) || d[i] != ':' {
 		return nil, i, false
 	}
-	return d[start : end-1], skipWS(d, i+1), true
-}
-
-// scanString validates the string starting at d[i] == '"' and returns the
-// index after its closing quote and whether it holds escapes.
-func scanString(d []byte, i int) (end int, esc bool, ok bool) {
-	for i++; i < len(d); i++ {
-		switch c := d[i]; {
-		case c == '"':
-			return i + 1, esc, true
-		case c == '\\':
-			esc = true
-			i++
-			if i >= len(d) {
-				return i, esc, false
-			}
-			switch d[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(d) {
-					return i, esc, false
-				}
-				for _, h := range d[i+1 : i+5] {
-					if !isHex(h) {
-						return i, esc, false
-					}
-				}
-				i += 4
-			default:
-				return i, esc, false
-			}
-		case c < 0x20:
-			return i, esc, false
-		}
-	}
-	return i, esc, false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	return d[start : end-1], jsonscan.SkipSpace(d, i+1), true
 }
 
 // scanPlainStr scans a string or null whose value the caller keeps. It
 // refuses strings that decoding would change (escapes, invalid UTF-8).
 func scanPlainStr(d []byte, i int) ([]byte, int, bool) {
-	if isNull(d, i) {
+	if jsonscan.IsNull(d, i) {
 		return nil, i + 4, true
 	}
 	if i >= len(d) || d[i] != '"' {
 		return nil, i, false
 	}
-	end, esc, ok := scanString(d, i)
+	end, esc, ok := jsonscan.String(d, i)
 	if !ok || esc {
 		return nil, i, false
 	}
@@ -480,79 +423,34 @@ func scanPlainStr(d []byte, i int) ([]byte, int, bool) {
 // length of its raw form (0 for null and ""; any other string decodes to at
 // least one byte).
 func scanContent(d []byte, i int) (int, int, bool) {
-	if isNull(d, i) {
+	if jsonscan.IsNull(d, i) {
 		return 0, i + 4, true
 	}
 	if i >= len(d) || d[i] != '"' {
 		return 0, i, false
 	}
-	end, _, ok := scanString(d, i)
+	end, _, ok := jsonscan.String(d, i)
 	return end - i - 2, end, ok
 }
 
 func skipStrOrNull(d []byte, i int) (int, bool) {
-	if isNull(d, i) {
+	if jsonscan.IsNull(d, i) {
 		return i + 4, true
 	}
 	if i >= len(d) || d[i] != '"' {
 		return i, false
 	}
-	end, _, ok := scanString(d, i)
+	end, _, ok := jsonscan.String(d, i)
 	return end, ok
-}
-
-// scanNumber validates a JSON number at d[i] and returns its end and
-// whether it is an integer (no fraction, no exponent).
-func scanNumber(d []byte, i int) (int, bool, bool) {
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	if i >= len(d) {
-		return i, false, false
-	}
-	switch {
-	case d[i] == '0':
-		i++
-	case '1' <= d[i] && d[i] <= '9':
-		for i++; i < len(d) && '0' <= d[i] && d[i] <= '9'; i++ {
-		}
-	default:
-		return i, false, false
-	}
-	integer := true
-	if i < len(d) && d[i] == '.' {
-		integer = false
-		i++
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return i, false, false
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		integer = false
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return i, false, false
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	}
-	return i, integer, true
 }
 
 // scanInt scans an integer that fits an int64, or null (which leaves *v
 // alone, as encoding/json does). v may be nil.
 func scanInt(d []byte, i int, v *int) (int, bool) {
-	if isNull(d, i) {
+	if jsonscan.IsNull(d, i) {
 		return i + 4, true
 	}
-	end, integer, ok := scanNumber(d, i)
+	end, integer, ok := jsonscan.Number(d, i)
 	if !ok || !integer {
 		return i, false
 	}
@@ -579,83 +477,6 @@ func scanInt(d []byte, i int, v *int) (int, bool) {
 		*v = int(n)
 	}
 	return end, true
-}
-
-// skipValue validates any JSON value at d[i] and returns its end.
-func skipValue(d []byte, i, depth int) (int, bool) {
-	if i >= len(d) {
-		return i, false
-	}
-	switch c := d[i]; {
-	case c == '"':
-		end, _, ok := scanString(d, i)
-		return end, ok
-	case c == '{':
-		if depth >= maxSkipDepth {
-			return i, false
-		}
-		i = skipWS(d, i+1)
-		if i < len(d) && d[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(d) || d[i] != '"' {
-				return i, false
-			}
-			end, _, ok := scanString(d, i)
-			if !ok {
-				return i, false
-			}
-			i = skipWS(d, end)
-			if i >= len(d) || d[i] != ':' {
-				return i, false
-			}
-			if i, ok = skipValue(d, skipWS(d, i+1), depth+1); !ok {
-				return i, false
-			}
-			if i, ok = nextMember(d, i); !ok {
-				return i, false
-			}
-			if d[i] == '}' {
-				return i + 1, true
-			}
-		}
-	case c == '[':
-		if depth >= maxSkipDepth {
-			return i, false
-		}
-		i = skipWS(d, i+1)
-		if i < len(d) && d[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = skipValue(d, i, depth+1); !ok {
-				return i, false
-			}
-			i = skipWS(d, i)
-			if i >= len(d) {
-				return i, false
-			}
-			if d[i] == ']' {
-				return i + 1, true
-			}
-			if d[i] != ',' {
-				return i, false
-			}
-			i = skipWS(d, i+1)
-		}
-	case c == 't':
-		return i + 4, bytes.HasPrefix(d[i:], []byte("true"))
-	case c == 'f':
-		return i + 5, bytes.HasPrefix(d[i:], []byte("false"))
-	case c == 'n':
-		return i + 4, isNull(d, i)
-	case c == '-' || '0' <= c && c <= '9':
-		end, _, ok := scanNumber(d, i)
-		return end, ok
-	}
-	return i, false
 }
 
 // foldsTo reports whether name equals one of names under encoding/json's

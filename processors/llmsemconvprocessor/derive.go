@@ -48,68 +48,11 @@ func (n *normalizer) collectEvents(it *item, s *scratch) {
 		if !ok {
 			continue
 		}
-		a := ev.Attributes()
-		role := strings.TrimSuffix(strings.TrimPrefix(ev.Name(), "gen_ai."), ".message")
-		msg := map[string]any{"role": role}
-		switch ev.Name() {
-		case "gen_ai.content.prompt", "gen_ai.content.completion":
-			key := "gen_ai.prompt"
-			if ei.direction == dirOutput {
-				key = "gen_ai.completion"
-			}
-			v, ok := a.Get(key)
-			if !ok {
-				continue
-			}
-			if msgs, sys, ok := messagesFromJSON(v.AsString(), ei.direction); ok && len(sys) == 0 {
-				for _, m := range msgs {
-					msg := map[string]any{"role": m.Role, "parts": partsToAny(m.Parts)}
-					if ei.direction == dirOutput {
-						out = append(out, msg)
-					} else {
-						in = append(in, msg)
-					}
-				}
-				continue
-			}
-			msg["role"] = defaultRole(ei.direction)
-			msg["content"] = v.AsString()
-		case "gen_ai.choice":
-			msg["role"] = "assistant"
-			if m, ok := a.Get("message"); ok {
-				var inner map[string]any
-				if m.Type() == pcommon.ValueTypeMap {
-					inner = m.Map().AsRaw()
-				} else if msgs, _, ok := messagesFromJSON(m.AsString(), dirOutput); ok && len(msgs) == 1 {
-					inner = map[string]any{"role": msgs[0].Role, "parts": partsToAny(msgs[0].Parts)}
-				} else {
-					inner = map[string]any{"content": m.AsString()}
-				}
-				for k, v := range inner {
-					msg[k] = v
-				}
-				if _, ok := msg["role"].(string); !ok {
-					msg["role"] = "assistant"
-				}
-			}
-			if f, ok := a.Get("finish_reason"); ok {
-				msg["finish_reason"] = f.AsString()
-			}
-		default:
-			if c, ok := a.Get("content"); ok {
-				msg["content"] = c.AsString()
-			}
-			if id, ok := a.Get("id"); ok {
-				msg["tool_call_id"] = id.AsString()
-			}
-			if tc, ok := a.Get("tool_calls"); ok {
-				msg["tool_calls"] = rawOf(tc)
-			}
-		}
+		msgs := eventMessages(ev.Name(), ev.Attributes(), ei.direction)
 		if ei.direction == dirOutput {
-			out = append(out, msg)
+			out = append(out, msgs...)
 		} else {
-			in = append(in, msg)
+			in = append(in, msgs...)
 		}
 	}
 	if len(in) > 0 {
@@ -118,6 +61,78 @@ func (n *normalizer) collectEvents(it *item, s *scratch) {
 	if len(out) > 0 {
 		s.msgs.exact = append(s.msgs.exact, exactMsg{src: eventOutputSource, key: eventMessageSynthKey, value: marshalJSON(out)})
 	}
+}
+
+// eventMessages returns the chat messages, as generic JSON values, of the
+// message event name (direction dir) with attributes a; none when a content
+// event holds no content.
+func eventMessages(name string, a pcommon.Map, dir direction) []any {
+	switch name {
+	case "gen_ai.content.prompt", "gen_ai.content.completion":
+		return contentEventMessages(a, dir)
+	case "gen_ai.choice":
+		return []any{choiceEventMessage(a)}
+	}
+	// gen_ai.<role>.message: the role is in the name.
+	msg := map[string]any{"role": strings.TrimSuffix(strings.TrimPrefix(name, "gen_ai."), ".message")}
+	if c, ok := a.Get("content"); ok {
+		msg["content"] = c.AsString()
+	}
+	if id, ok := a.Get("id"); ok {
+		msg["tool_call_id"] = id.AsString()
+	}
+	if tc, ok := a.Get("tool_calls"); ok {
+		msg["tool_calls"] = rawOf(tc)
+	}
+	return []any{msg}
+}
+
+// contentEventMessages reads OpenLIT's gen_ai.content.prompt and
+// gen_ai.content.completion events: chat JSON when the value is one (and
+// names no system message), else one message of the direction's role.
+func contentEventMessages(a pcommon.Map, dir direction) []any {
+	key := "gen_ai.prompt"
+	if dir == dirOutput {
+		key = "gen_ai.completion"
+	}
+	v, ok := a.Get(key)
+	if !ok {
+		return nil
+	}
+	if msgs, sys, ok := messagesFromJSON(v.AsString(), dir); ok && len(sys) == 0 {
+		out := make([]any, 0, len(msgs))
+		for _, m := range msgs {
+			out = append(out, map[string]any{"role": m.Role, "parts": partsToAny(m.Parts)})
+		}
+		return out
+	}
+	return []any{map[string]any{"role": defaultRole(dir), "content": v.AsString()}}
+}
+
+// choiceEventMessage reads a gen_ai.choice event: its message (a map, chat
+// JSON of one message, or plain text) and finish reason.
+func choiceEventMessage(a pcommon.Map) map[string]any {
+	msg := map[string]any{"role": "assistant"}
+	if m, ok := a.Get("message"); ok {
+		var inner map[string]any
+		if m.Type() == pcommon.ValueTypeMap {
+			inner = m.Map().AsRaw()
+		} else if msgs, _, ok := messagesFromJSON(m.AsString(), dirOutput); ok && len(msgs) == 1 {
+			inner = map[string]any{"role": msgs[0].Role, "parts": partsToAny(msgs[0].Parts)}
+		} else {
+			inner = map[string]any{"content": m.AsString()}
+		}
+		for k, v := range inner {
+			msg[k] = v
+		}
+		if _, ok := msg["role"].(string); !ok {
+			msg["role"] = "assistant"
+		}
+	}
+	if f, ok := a.Get("finish_reason"); ok {
+		msg["finish_reason"] = f.AsString()
+	}
+	return msg
 }
 
 func partsToAny(parts []msgPart) []any {

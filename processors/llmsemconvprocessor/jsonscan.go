@@ -2,6 +2,8 @@ package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/proces
 
 import (
 	"encoding/json"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/jsonscan"
 )
 
 // scanObject walks the members of a JSON object without building a map:
@@ -43,7 +45,7 @@ func scanValidMembers(s string, fn func(key string, kind byte, text string)) boo
 }
 
 func scanMembersIn(s string, valid bool, fn func(key string, kind byte, text string)) bool {
-	end, ok := walkMembers(s, skipSpace(s, 0), func(key string, at int) (int, bool) {
+	end, ok := walkMembers(s, jsonscan.SkipSpace(s, 0), func(key string, at int) (int, bool) {
 		end, ok := skipValueIn(s, at, valid)
 		if !ok {
 			return 0, false
@@ -59,7 +61,7 @@ func scanMembersIn(s string, valid bool, fn func(key string, kind byte, text str
 		fn(key, '"', str)
 		return end, true
 	})
-	return ok && skipSpace(s, end) == len(s)
+	return ok && jsonscan.SkipSpace(s, end) == len(s)
 }
 
 // walkMembers walks the members of the object at s[i] == '{': fn gets each
@@ -69,7 +71,7 @@ func walkMembers(s string, i int, fn func(key string, at int) (int, bool)) (int,
 	if i >= len(s) || s[i] != '{' {
 		return 0, false
 	}
-	i = skipSpace(s, i+1)
+	i = jsonscan.SkipSpace(s, i+1)
 	if i < len(s) && s[i] == '}' {
 		return i + 1, true
 	}
@@ -81,14 +83,14 @@ func walkMembers(s string, i int, fn func(key string, at int) (int, bool)) (int,
 		if !ok {
 			return 0, false
 		}
-		i = skipSpace(s, next)
+		i = jsonscan.SkipSpace(s, next)
 		if i >= len(s) || s[i] != ':' {
 			return 0, false
 		}
-		if i, ok = fn(key, skipSpace(s, i+1)); !ok {
+		if i, ok = fn(key, jsonscan.SkipSpace(s, i+1)); !ok {
 			return 0, false
 		}
-		i = skipSpace(s, i)
+		i = jsonscan.SkipSpace(s, i)
 		if i >= len(s) {
 			return 0, false
 		}
@@ -96,7 +98,7 @@ func walkMembers(s string, i int, fn func(key string, at int) (int, bool)) (int,
 		case '}':
 			return i + 1, true
 		case ',':
-			i = skipSpace(s, i+1)
+			i = jsonscan.SkipSpace(s, i+1)
 		default:
 			return 0, false
 		}
@@ -107,39 +109,21 @@ func walkMembers(s string, i int, fn func(key string, at int) (int, bool)) (int,
 // string_array targets), objects stay text.
 type rawValue string
 
-func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// scanString reads the JSON string starting at s[i] == '"'.
+// scanString reads the JSON string starting at s[i] == '"': the text
+// between the quotes, decoded when it holds escapes.
 func scanString(s string, i int) (string, int, bool) {
-	j := i + 1
-	escaped := false
-	for j < len(s) {
-		switch s[j] {
-		case '\\':
-			escaped = true
-			j += 2
-			continue
-		case '"':
-			if !escaped {
-				return s[i+1 : j], j + 1, true
-			}
-			var u string
-			if json.Unmarshal([]byte(s[i:j+1]), &u) != nil {
-				return "", 0, false
-			}
-			return u, j + 1, true
-		}
-		if s[j] < 0x20 {
-			return "", 0, false // control characters must be escaped
-		}
-		j++
+	end, escaped, ok := jsonscan.String(s, i)
+	if !ok {
+		return "", 0, false
 	}
-	return "", 0, false
+	if !escaped {
+		return s[i+1 : end-1], end, true
+	}
+	var u string
+	if json.Unmarshal([]byte(s[i:end]), &u) != nil {
+		return "", 0, false
+	}
+	return u, end, true
 }
 
 // skipValue returns the end of the JSON value starting at s[i].
@@ -157,7 +141,7 @@ func skipValueIn(s string, i int, valid bool) (int, bool) {
 		return end, ok
 	case '{', '[':
 		if !valid {
-			return validValue(s, i)
+			return jsonscan.Value(s, i)
 		}
 		depth := 0
 		for j := i; j < len(s); j++ {
@@ -188,7 +172,7 @@ func skipValueIn(s string, i int, valid bool) (int, bool) {
 	case "true", "false", "null":
 		return j, true
 	}
-	if end, ok := validNumber(lit, 0); !ok || end != len(lit) {
+	if end, _, ok := jsonscan.Number(lit, 0); !ok || end != len(lit) {
 		return 0, false
 	}
 	return j, true

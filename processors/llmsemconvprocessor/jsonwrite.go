@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/jsonscan"
 )
 
 // A small JSON writer for the GenAI message schema: the same output as
@@ -19,7 +21,7 @@ func appendString(b []byte, s string) []byte {
 		// Eight plain ASCII bytes (no control character, quote or
 		// backslash) at a time, in all but short strings (roles, ids).
 		if len(s) >= 16 {
-			for i+8 <= len(s) && plain8(load64(s, i)) {
+			for i+8 <= len(s) && plain8(jsonscan.Load64(s, i)) {
 				i += 8
 			}
 			if i >= len(s) {
@@ -77,14 +79,7 @@ func appendString(b []byte, s string) []byte {
 // plain8 reports whether none of the eight bytes in x needs escaping or
 // UTF-8 decoding: all are ASCII, none a control character, '"' or '\\'.
 func plain8(x uint64) bool {
-	return x&0x8080808080808080 == 0 && plainOrHigh8(x)
-}
-
-// load64 reads s[i:i+8] as a little-endian word.
-func load64(s string, i int) uint64 {
-	t := s[i : i+8] // one bounds check; the eight loads combine into one
-	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+	return x&0x8080808080808080 == 0 && jsonscan.PlainOrHigh8(x)
 }
 
 // appendRaw appends a JSON value compacted (as json.Compact does); a value

@@ -3,6 +3,8 @@ package llmsemconvprocessor // import "github.com/otelcol-llm/otelcol-llm/proces
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/jsonscan"
 )
 
 // chatJSONReader reads the common shapes of chat-message JSON without
@@ -48,7 +50,7 @@ func (r *chatJSONReader) read(s string, dir direction) (msgs []message, system [
 			end, ok = r.prompt(dir)
 		}
 	}
-	if !ok || skipSpace(t, end) != len(t) {
+	if !ok || jsonscan.SkipSpace(t, end) != len(t) {
 		return nil, nil, false
 	}
 	return r.msgs, r.system, true
@@ -65,7 +67,7 @@ func (r *chatJSONReader) elements(i int, fn func(at int) (int, bool)) (int, bool
 	if i >= len(s) || s[i] != '[' {
 		return 0, false
 	}
-	i = skipSpace(s, i+1)
+	i = jsonscan.SkipSpace(s, i+1)
 	if i < len(s) && s[i] == ']' {
 		return i + 1, true
 	}
@@ -74,7 +76,7 @@ func (r *chatJSONReader) elements(i int, fn func(at int) (int, bool)) (int, bool
 		if i, ok = fn(i); !ok {
 			return 0, false
 		}
-		i = skipSpace(s, i)
+		i = jsonscan.SkipSpace(s, i)
 		if i >= len(s) {
 			return 0, false
 		}
@@ -82,7 +84,7 @@ func (r *chatJSONReader) elements(i int, fn func(at int) (int, bool)) (int, bool
 		case ']':
 			return i + 1, true
 		case ',':
-			i = skipSpace(s, i+1)
+			i = jsonscan.SkipSpace(s, i+1)
 		default:
 			return 0, false
 		}

@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/internal/jsonscan"
 )
 
 // jsonKeys are the official attributes whose value must be JSON.
@@ -40,7 +41,7 @@ func (n *normalizer) fixPlainContent(it *item, d int, s *scratch, st *batchStats
 			continue
 		}
 		v, ok := attrs.Get(k)
-		if !ok || v.Type() != pcommon.ValueTypeStr || validJSON(v.Str()) {
+		if !ok || v.Type() != pcommon.ValueTypeStr || jsonscan.Valid(v.Str()) {
 			continue
 		}
 		st.attr(d, attrInvalid)

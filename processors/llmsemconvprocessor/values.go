@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/jsonscan"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -211,7 +212,7 @@ func (r *rule) convert(x any, start pcommon.Timestamp) (val, bool) {
 	case typeJSONArray:
 		switch t := x.(type) {
 		case string:
-			if !validJSON(t) {
+			if !jsonscan.Valid(t) {
 				return val{}, false
 			}
 			return val{kind: typeString, s: t}, true
