@@ -18,16 +18,11 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configoptional"
-	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
-
-func init() {
-	runnerFactories[modeLive] = newLiveRunner
-}
 
 // liveRunner drives load against an OpenAI-compatible endpoint. Requests
 // are scheduled by the arrival process (open loop: each has a scheduled send
@@ -40,6 +35,7 @@ type liveRunner struct {
 	lc     *LiveConfig
 	tel    *telemetry
 	ltel   *liveTelemetry
+	del    *deliverer
 	obs    *receiverhelper.ObsReport
 	logger *zap.Logger
 	seed   uint64
@@ -109,6 +105,7 @@ func newLiveRunner(l *loadgen) (runner, error) {
 	lc := &l.cfg.Live
 	r := &liveRunner{
 		l: l, cfg: l.cfg, lc: lc, tel: tel, ltel: ltel, obs: obs, logger: l.set.Logger, seed: seed,
+		del:     &deliverer{bp: l.cfg.Backpressure, tel: tel, logger: l.set.Logger, retries: liveRetries},
 		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		version: l.set.BuildInfo.Version,
 		plan:    plan, sched: newScheduleStats(), requests: plan.share(l.cfg.Requests),
@@ -536,30 +533,8 @@ func (r *liveRunner) flushMetrics(ctx context.Context, rd *liveRenderer) {
 	})
 }
 
-// deliver hands data to the next consumer, retrying a retryable refusal
-// with backoff (measurements are already taken, so waiting costs no
-// accuracy) until it is accepted, refused permanently, or the run is being
-// torn down; every item not delivered is counted.
+// deliver hands data to the next consumer (delivery.go): measurements are
+// already taken, so waiting costs no accuracy; teardown ends the waiting.
 func (r *liveRunner) deliver(ctx context.Context, signal string, items int, consume func(context.Context) error) {
-	backoff := r.cfg.Backpressure.InitialBackoff
-	for attempt := 0; ; attempt++ {
-		err := consume(ctx)
-		if err == nil {
-			r.tel.emitted.Add(ctx, int64(items), r.tel.signalAttrs[signal])
-			return
-		}
-		if consumererror.IsPermanent(err) || r.reqCtx.Err() != nil || attempt >= 10 {
-			reason := dropPermanent
-			if !consumererror.IsPermanent(err) {
-				reason = "retries_exhausted"
-			}
-			r.tel.dropped.Add(ctx, int64(items), r.tel.dropAttrs(signal, reason))
-			r.logger.Warn("llm_loadgen live: the next consumer refused data; it is dropped",
-				zap.String("signal", signal), zap.Int("items", items), zap.Error(err))
-			return
-		}
-		r.tel.refused.Add(ctx, int64(items), r.tel.signalAttrs[signal])
-		time.Sleep(backoff)
-		backoff = min(2*backoff, r.cfg.Backpressure.MaxBackoff)
-	}
+	r.del.deliver(ctx, r.reqCtx, signal, items, consume)
 }

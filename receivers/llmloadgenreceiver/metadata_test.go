@@ -40,7 +40,7 @@ func TestMetadataSelfMetrics(t *testing.T) {
 		modeLive:      liveConfig(mock.URL(), 2, 50),
 	}
 	var created []metadatatest.Instrument
-	for mode := range runnerFactories {
+	for _, mode := range allowedModes {
 		cfg, ok := configs[mode]
 		require.Truef(t, ok, "mode %q has no configuration in this test: add one so that its instruments are checked", mode)
 		require.NoError(t, cfg.Validate())

@@ -19,10 +19,15 @@ type runner interface {
 	Shutdown(ctx context.Context) error
 }
 
-// runnerFactories builds the runner of each mode. Live mode registers its
-// constructor from its own files.
-var runnerFactories = map[string]func(*loadgen) (runner, error){
-	modeSynthetic: newSyntheticRunner,
+// newRunner builds the runner of the configured mode.
+func newRunner(l *loadgen) (runner, error) {
+	switch l.cfg.Mode {
+	case modeSynthetic:
+		return newSyntheticRunner(l)
+	case modeLive:
+		return newLiveRunner(l)
+	}
+	return nil, fmt.Errorf("llm_loadgen: mode %q is not available in this build", l.cfg.Mode)
 }
 
 // loadgen is one configured llm_loadgen receiver. The collector creates it
@@ -68,10 +73,6 @@ func acquire(set receiver.Settings, cfg *Config, attach func(*loadgen)) (*handle
 
 // Start starts the generator; the registry calls it once for all signals.
 func (l *loadgen) Start(ctx context.Context, host component.Host) error {
-	newRunner, ok := runnerFactories[l.cfg.Mode]
-	if !ok {
-		return fmt.Errorf("llm_loadgen: mode %q is not available in this build", l.cfg.Mode)
-	}
 	r, err := newRunner(l)
 	if err != nil {
 		return err

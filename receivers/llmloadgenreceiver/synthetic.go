@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
@@ -21,6 +20,7 @@ type syntheticRunner struct {
 	l      *loadgen
 	cfg    *Config
 	tel    *telemetry
+	del    *deliverer
 	obs    *receiverhelper.ObsReport
 	logger *zap.Logger
 	seed   uint64
@@ -80,7 +80,8 @@ func newSyntheticRunner(l *loadgen) (runner, error) {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	return &syntheticRunner{l: l, cfg: l.cfg, tel: tel, obs: obs, logger: l.set.Logger, seed: seed, now: time.Now}, nil
+	del := &deliverer{bp: l.cfg.Backpressure, tel: tel, logger: l.set.Logger}
+	return &syntheticRunner{l: l, cfg: l.cfg, tel: tel, del: del, obs: obs, logger: l.set.Logger, seed: seed, now: time.Now}, nil
 }
 
 func (s *syntheticRunner) Start(_ context.Context, _ component.Host) error {
@@ -395,40 +396,13 @@ func (s *syntheticRunner) emitMetrics(ctx context.Context, at int64) {
 	}
 }
 
-// send hands data to the next consumer. A retryable refusal is counted and
-// retried after an exponential backoff; in realtime mode the simulated clock
-// stands still meanwhile, so the generator slows down instead of dropping.
-// Only a permanent error or shutdown loses the data, and both are counted.
+// send hands data to the next consumer (delivery.go); in realtime mode the
+// simulated clock stands still while it backs off, so the generator slows
+// down instead of dropping.
 func (s *syntheticRunner) send(ctx context.Context, signal string, items int, consume func(context.Context) error) bool {
-	attrs := s.tel.signalAttrs[signal]
-	backoff := s.cfg.Backpressure.InitialBackoff
-	for {
-		err := consume(ctx)
-		if err == nil {
-			s.tel.emitted.Add(ctx, int64(items), attrs)
-			return true
-		}
-		if consumererror.IsPermanent(err) {
-			s.tel.dropped.Add(ctx, int64(items), s.tel.dropAttrs(signal, dropPermanent))
-			s.logger.Warn("llm_loadgen: the next consumer refused data permanently; it is dropped",
-				zap.String("signal", signal), zap.Int("items", items), zap.Error(err))
-			return false
-		}
-		s.tel.refused.Add(ctx, int64(items), attrs)
-		s.logger.Debug("llm_loadgen: the next consumer refused data; backing off",
-			zap.String("signal", signal), zap.Duration("backoff", backoff), zap.Error(err))
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			s.tel.dropped.Add(context.Background(), int64(items), s.tel.dropAttrs(signal, dropShutdown))
-			return false
-		case <-t.C:
-		}
-		s.paused += backoff
-		s.tel.backoff.Add(ctx, backoff.Seconds())
-		backoff = min(2*backoff, s.cfg.Backpressure.MaxBackoff)
-	}
+	ok, waited := s.del.deliver(ctx, ctx, signal, items, consume)
+	s.paused += waited
+	return ok
 }
 
 // report logs a progress line (or the final summary) and updates the rate gauges.

@@ -21,8 +21,9 @@ const (
 
 // Reasons data is dropped (otelcol_llm_loadgen_dropped).
 const (
-	dropPermanent = "permanent_error"
-	dropShutdown  = "shutdown"
+	dropPermanent        = "permanent_error"
+	dropShutdown         = "shutdown"
+	dropRetriesExhausted = "retries_exhausted" // live mode, after liveRetries refusals
 )
 
 // telemetry is the receiver's own telemetry on its TelemetrySettings meter.
@@ -52,7 +53,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		metric.WithDescription("Items in sends the next consumer refused with a retryable error; the generator backs off and sends them again."), metric.WithUnit("{item}"))
 	errs = errors.Join(errs, err)
 	t.dropped, err = m.Int64Counter("otelcol_llm_loadgen_dropped",
-		metric.WithDescription("Items never delivered, by signal and reason (permanent_error, shutdown)."), metric.WithUnit("{item}"))
+		metric.WithDescription("Items never delivered, by signal and reason (permanent_error, shutdown, retries_exhausted)."), metric.WithUnit("{item}"))
 	errs = errors.Join(errs, err)
 	t.backoff, err = m.Float64Counter("otelcol_llm_loadgen_backoff",
 		metric.WithDescription("Time the generator paused because the next consumer refused data."), metric.WithUnit("s"))
