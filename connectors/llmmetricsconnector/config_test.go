@@ -5,14 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 )
 
 func TestCreateDefaultConfig(t *testing.T) {
@@ -24,8 +23,6 @@ func TestCreateDefaultConfig(t *testing.T) {
 func strPtr(s string) *string { return &s }
 
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 
 	full := createDefaultConfig().(*Config)
 	full.Target = "latest"
@@ -41,42 +38,21 @@ func TestLoadConfig(t *testing.T) {
 	full.Evaluation = EvaluationConfig{ScoreThreshold: 0.7, Thresholds: map[string]float64{"hallucination": 0.3}, MaxNames: 4}
 	full.Exemplars = ExemplarsConfig{Enabled: true, MaxPerDataPoint: 3}
 
-	tests := []struct {
-		id       component.ID
-		expected component.Config
-		errs     []string // each must appear in the validation error
-	}{
-		{id: component.NewID(metadata.Type), expected: createDefaultConfig()},
-		{id: component.NewIDWithName(metadata.Type, "full"), expected: full},
-		{id: component.NewIDWithName(metadata.Type, "bad_target"), errs: []string{"target:", `"v1.99"`, `"v1.41"`, `"latest"`}},
-		{id: component.NewIDWithName(metadata.Type, "bad_temporality"), errs: []string{"aggregation_temporality:", `"monthly"`, `"cumulative"`, `"delta"`}},
-		{id: component.NewIDWithName(metadata.Type, "bad_histogram"), errs: []string{"histogram.type:", `"linear"`, `"explicit"`, `"exponential"`}},
-		{id: component.NewIDWithName(metadata.Type, "bad_max_size"), errs: []string{"histogram.max_size:", "2 to 16384"}},
-		{id: component.NewIDWithName(metadata.Type, "zero_limit"), errs: []string{"aggregation_cardinality_limit:", "positive"}},
-		{id: component.NewIDWithName(metadata.Type, "zero_flush"), errs: []string{"metrics_flush_interval:", "positive"}},
-		{id: component.NewIDWithName(metadata.Type, "duplicate_dimension"), errs: []string{"dimensions[0].name:", `"gen_ai.request.model" is already a dimension`}},
-		{id: component.NewIDWithName(metadata.Type, "reserved_dimension"), errs: []string{"dimensions[0].name:", `"otel.metric.overflow"`}},
-		{id: component.NewIDWithName(metadata.Type, "empty_dimension"), errs: []string{"dimensions[0].name:", "non-empty"}},
-		{id: component.NewIDWithName(metadata.Type, "negative_slo"), errs: []string{"slo.tpot:", "-5ms"}},
-		{id: component.NewIDWithName(metadata.Type, "negative_expiration"), errs: []string{"series_expiration:"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_exemplars"), errs: []string{"exemplars.max_per_data_point:", "1 to 100"}},
+	tests := []componenttestkit.ConfigCase{
+		{ID: component.NewID(metadata.Type), Want: createDefaultConfig()},
+		{ID: component.NewIDWithName(metadata.Type, "full"), Want: full},
+		{ID: component.NewIDWithName(metadata.Type, "bad_target"), WantErr: []string{"target:", `"v1.99"`, `"v1.41"`, `"latest"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_temporality"), WantErr: []string{"aggregation_temporality:", `"monthly"`, `"cumulative"`, `"delta"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_histogram"), WantErr: []string{"histogram.type:", `"linear"`, `"explicit"`, `"exponential"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_max_size"), WantErr: []string{"histogram.max_size:", "2 to 16384"}},
+		{ID: component.NewIDWithName(metadata.Type, "zero_limit"), WantErr: []string{"aggregation_cardinality_limit:", "positive"}},
+		{ID: component.NewIDWithName(metadata.Type, "zero_flush"), WantErr: []string{"metrics_flush_interval:", "positive"}},
+		{ID: component.NewIDWithName(metadata.Type, "duplicate_dimension"), WantErr: []string{"dimensions[0].name:", `"gen_ai.request.model" is already a dimension`}},
+		{ID: component.NewIDWithName(metadata.Type, "reserved_dimension"), WantErr: []string{"dimensions[0].name:", `"otel.metric.overflow"`}},
+		{ID: component.NewIDWithName(metadata.Type, "empty_dimension"), WantErr: []string{"dimensions[0].name:", "non-empty"}},
+		{ID: component.NewIDWithName(metadata.Type, "negative_slo"), WantErr: []string{"slo.tpot:", "-5ms"}},
+		{ID: component.NewIDWithName(metadata.Type, "negative_expiration"), WantErr: []string{"series_expiration:"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_exemplars"), WantErr: []string{"exemplars.max_per_data_point:", "1 to 100"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.id.String(), func(t *testing.T) {
-			cfg := NewFactory().CreateDefaultConfig()
-			sub, err := cm.Sub(tt.id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if len(tt.errs) > 0 {
-				require.Error(t, err)
-				for _, want := range tt.errs {
-					assert.Contains(t, err.Error(), want)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.expected, cfg)
-		})
-	}
+	componenttestkit.CheckConfigs(t, filepath.Join("testdata", "config.yaml"), createDefaultConfig, tests)
 }

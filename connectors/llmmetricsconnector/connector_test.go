@@ -3,7 +3,6 @@ package llmmetricsconnector
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -25,9 +24,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fakeClock starts at t0; tests move it explicitly.
 type fakeClock struct{ t time.Time }
@@ -77,20 +76,12 @@ func TestLifecycle(t *testing.T) {
 	f := NewFactory()
 	set := connectortest.NewNopSettings(metadata.Type)
 	cfg := f.CreateDefaultConfig()
-
-	// Shutdown without Start.
-	c, err := f.CreateTracesToMetrics(context.Background(), set, cfg, consumertest.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, c.Shutdown(context.Background()))
-
-	// Start and Shutdown twice.
-	c, err = f.CreateTracesToMetrics(context.Background(), set, cfg, consumertest.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, c.Shutdown(context.Background()))
-	require.NoError(t, c.Shutdown(context.Background()))
-	assert.False(t, c.Capabilities().MutatesData)
+	componenttestkit.Lifecycle(t, func(t *testing.T) component.Component {
+		c, err := f.CreateTracesToMetrics(context.Background(), set, cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		assert.False(t, c.Capabilities().MutatesData)
+		return c
+	})
 }
 
 // TestGolden aggregates the recorded spans under several configurations and
@@ -121,7 +112,7 @@ func TestGolden(t *testing.T) {
 			got := sink.AllMetrics()[0]
 
 			path := filepath.Join("testdata", "golden", tt.name+".yaml")
-			if *update {
+			if goldentest.Updating() {
 				require.NoError(t, golden.WriteMetrics(t, path, got, golden.SkipMetricTimestampNormalization()))
 			}
 			want, err := golden.ReadMetrics(path)

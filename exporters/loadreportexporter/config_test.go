@@ -10,9 +10,9 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 )
 
 func TestCreateDefaultConfig(t *testing.T) {
@@ -28,8 +28,6 @@ func TestCreateDefaultConfig(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 
 	full := createDefaultConfig()
 	full.Directory = "/var/tmp/loadtest"
@@ -48,47 +46,25 @@ func TestLoadConfig(t *testing.T) {
 	full.Limits = LimitsConfig{MaxGroups: 50, MaxErrorTypes: 8, RelativeAccuracy: 0.005, MaxSketchBins: 4096,
 		TimelineResolution: 5 * time.Second, MaxTimelinePoints: 300, MaxSeries: 1000}
 
-	tests := []struct {
-		name     string
-		expected *Config
-		errs     []string // each must appear in the validation error
-	}{
-		{name: "", expected: createDefaultConfig()},
-		{name: "full", expected: full},
-		{name: "bad_format", errs: []string{"formats[0]:", `"pdf"`, `"json", "markdown", "html"`}},
-		{name: "no_formats", errs: []string{"formats:", "at least one"}},
-		{name: "empty_directory", errs: []string{"directory:", "non-empty"}},
-		{name: "negative_interval", errs: []string{"interval:", "-1s"}},
-		{name: "bad_quantity", errs: []string{"slos[0]: quantity:", `"latency"`, `"ttft"`, `"span_loss"`}},
-		{name: "bad_percentile", errs: []string{"slos[0]: percentile:", "97", "50, 90, 95, 99, 100"}},
-		{name: "no_threshold", errs: []string{"slos[0]:", "no threshold set"}},
-		{name: "pass_above_fail", errs: []string{"slos[0]: pass_below:", "above the fail threshold"}},
-		{name: "wrong_direction", errs: []string{"slos[0]:", "goodput_ratio is better when higher"}},
-		{name: "duplicate_slo", errs: []string{"slos[1].name:", `"x" is used twice`}},
-		{name: "bad_exit", errs: []string{"exit.on_verdict:", `"error"`, `"none", "warn", "fail"`}},
-		{name: "stop_early_without_gate", errs: []string{"exit.stop_early:", "exit.on_verdict"}},
-		{name: "bad_no_data", errs: []string{"exit.no_data:", `"warn"`, `"fail", "pass"`}},
-		{name: "bad_accuracy", errs: []string{"limits.relative_accuracy:", "1.5"}},
-		{name: "bad_limits", errs: []string{"limits.max_groups:", "limits.max_timeline_points:", "limits.max_sketch_bins:"}},
-		{name: "negative_goodput", errs: []string{"goodput.ttft:", "-1s"}},
+	tests := []componenttestkit.ConfigCase{
+		{ID: component.NewIDWithName(metadata.Type, ""), Want: createDefaultConfig()},
+		{ID: component.NewIDWithName(metadata.Type, "full"), Want: full},
+		{ID: component.NewIDWithName(metadata.Type, "bad_format"), WantErr: []string{"formats[0]:", `"pdf"`, `"json", "markdown", "html"`}},
+		{ID: component.NewIDWithName(metadata.Type, "no_formats"), WantErr: []string{"formats:", "at least one"}},
+		{ID: component.NewIDWithName(metadata.Type, "empty_directory"), WantErr: []string{"directory:", "non-empty"}},
+		{ID: component.NewIDWithName(metadata.Type, "negative_interval"), WantErr: []string{"interval:", "-1s"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_quantity"), WantErr: []string{"slos[0]: quantity:", `"latency"`, `"ttft"`, `"span_loss"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_percentile"), WantErr: []string{"slos[0]: percentile:", "97", "50, 90, 95, 99, 100"}},
+		{ID: component.NewIDWithName(metadata.Type, "no_threshold"), WantErr: []string{"slos[0]:", "no threshold set"}},
+		{ID: component.NewIDWithName(metadata.Type, "pass_above_fail"), WantErr: []string{"slos[0]: pass_below:", "above the fail threshold"}},
+		{ID: component.NewIDWithName(metadata.Type, "wrong_direction"), WantErr: []string{"slos[0]:", "goodput_ratio is better when higher"}},
+		{ID: component.NewIDWithName(metadata.Type, "duplicate_slo"), WantErr: []string{"slos[1].name:", `"x" is used twice`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_exit"), WantErr: []string{"exit.on_verdict:", `"error"`, `"none", "warn", "fail"`}},
+		{ID: component.NewIDWithName(metadata.Type, "stop_early_without_gate"), WantErr: []string{"exit.stop_early:", "exit.on_verdict"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_no_data"), WantErr: []string{"exit.no_data:", `"warn"`, `"fail", "pass"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_accuracy"), WantErr: []string{"limits.relative_accuracy:", "1.5"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_limits"), WantErr: []string{"limits.max_groups:", "limits.max_timeline_points:", "limits.max_sketch_bins:"}},
+		{ID: component.NewIDWithName(metadata.Type, "negative_goodput"), WantErr: []string{"goodput.ttft:", "-1s"}},
 	}
-	for _, tt := range tests {
-		id := component.NewIDWithName(metadata.Type, tt.name)
-		t.Run(id.String(), func(t *testing.T) {
-			cfg := createDefaultConfig()
-			sub, err := cm.Sub(id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if len(tt.errs) == 0 {
-				require.NoError(t, err)
-				assert.Equal(t, tt.expected, cfg)
-				return
-			}
-			require.Error(t, err)
-			for _, want := range tt.errs {
-				assert.Contains(t, err.Error(), want)
-			}
-		})
-	}
+	componenttestkit.CheckConfigs(t, filepath.Join("testdata", "config.yaml"), createDefaultConfig, tests)
 }

@@ -2,19 +2,15 @@ package loadreportexporter
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // t0 is the start of every synthetic run: 2026-11-29T12:00:00Z.
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -181,14 +177,7 @@ func newTestState(cfg *Config) *state { return newState(cfg, fixedNow) }
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", "golden", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, got, 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run go test -run %s -update to create it", t.Name())
-	require.Equal(t, string(want), string(got))
+	goldentest.Bytes(t, filepath.Join("testdata", "golden", name), got)
 }
 
 var bg = context.Background()

@@ -10,9 +10,9 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-llm/otelcol-llm/extensions/mockllmextension/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
 )
 
@@ -32,8 +32,6 @@ func TestCreateDefaultConfig(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 
 	full := createDefaultConfig()
 	full.Endpoint = "127.0.0.1:18001"
@@ -49,40 +47,18 @@ func TestLoadConfig(t *testing.T) {
 	allInterfaces := createDefaultConfig()
 	allInterfaces.Endpoint = "0.0.0.0:18000"
 
-	tests := []struct {
-		name     string
-		expected *Config
-		errs     []string // each must appear in the validation error
-	}{
-		{name: "", expected: createDefaultConfig()},
-		{name: "full", expected: full},
-		{name: "all_interfaces", expected: allInterfaces},
-		{name: "bad_endpoint", errs: []string{"endpoint:", "host:port", `"18000"`}},
-		{name: "bad_port", errs: []string{"endpoint:", "between 0 and 65535", `"http"`}},
-		{name: "bad_fault", errs: []string{`faults: unknown fault "bogus"`, "allowed values: rate_limit, overloaded"}},
-		{name: "fault_sum", errs: []string{"faults:", "sum must be <= 1"}},
-		{name: "bad_capacity", errs: []string{"max_running:", "max_queue:", "batch_slowdown:"}},
-		{name: "bad_latency", errs: []string{"ttft:", "-1s", "jitter:", "output_tokens:", "tokens_per_chunk:"}},
-		{name: "no_models", errs: []string{"models:", "at least one"}},
-		{name: "bad_history", errs: []string{"history_size:", "-1"}},
+	tests := []componenttestkit.ConfigCase{
+		{ID: component.NewIDWithName(metadata.Type, ""), Want: createDefaultConfig()},
+		{ID: component.NewIDWithName(metadata.Type, "full"), Want: full},
+		{ID: component.NewIDWithName(metadata.Type, "all_interfaces"), Want: allInterfaces},
+		{ID: component.NewIDWithName(metadata.Type, "bad_endpoint"), WantErr: []string{"endpoint:", "host:port", `"18000"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_port"), WantErr: []string{"endpoint:", "between 0 and 65535", `"http"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_fault"), WantErr: []string{`faults: unknown fault "bogus"`, "allowed values: rate_limit, overloaded"}},
+		{ID: component.NewIDWithName(metadata.Type, "fault_sum"), WantErr: []string{"faults:", "sum must be <= 1"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_capacity"), WantErr: []string{"max_running:", "max_queue:", "batch_slowdown:"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_latency"), WantErr: []string{"ttft:", "-1s", "jitter:", "output_tokens:", "tokens_per_chunk:"}},
+		{ID: component.NewIDWithName(metadata.Type, "no_models"), WantErr: []string{"models:", "at least one"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_history"), WantErr: []string{"history_size:", "-1"}},
 	}
-	for _, tt := range tests {
-		id := component.NewIDWithName(metadata.Type, tt.name)
-		t.Run(id.String(), func(t *testing.T) {
-			cfg := createDefaultConfig()
-			sub, err := cm.Sub(id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if len(tt.errs) == 0 {
-				require.NoError(t, err)
-				assert.Equal(t, tt.expected, cfg)
-				return
-			}
-			require.Error(t, err)
-			for _, want := range tt.errs {
-				assert.Contains(t, err.Error(), want)
-			}
-		})
-	}
+	componenttestkit.CheckConfigs(t, filepath.Join("testdata", "config.yaml"), createDefaultConfig, tests)
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 	"github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor/internal/metadata"
 )
 
@@ -89,7 +90,7 @@ func TestWriteBenchInputs(t *testing.T) {
 		raw, err := m.MarshalTraces(td)
 		require.NoError(t, err)
 		path := filepath.Join("testdata", "bench", name+".json")
-		if *update {
+		if goldentest.Updating() {
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 			require.NoError(t, os.WriteFile(path, raw, 0o600))
 		}

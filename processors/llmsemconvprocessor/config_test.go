@@ -8,15 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 	"github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor/internal/metadata"
 )
 
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 
 	latest := createDefaultConfig().(*Config)
 	latest.Target = TargetLatest
@@ -39,40 +36,19 @@ func TestLoadConfig(t *testing.T) {
 		{Model: "claude-3-5-*", Provider: "anthropic", Input: 3, Output: 15, CachedInput: 0.3},
 	}
 
-	tests := []struct {
-		id      component.ID
-		want    *Config
-		wantErr []string
-	}{
-		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
-		{id: component.NewIDWithName(metadata.Type, "latest"), want: latest},
-		{id: component.NewIDWithName(metadata.Type, "content"), want: content},
-		{id: component.NewIDWithName(metadata.Type, "bad_target"), wantErr: []string{"target:", `"v1.41", "latest"`}},
-		{id: component.NewIDWithName(metadata.Type, "bad_dialect"), wantErr: []string{"dialects[1]", "langchain", "openinference, openllmetry"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_action"), wantErr: []string{"content.input_messages.action", "encrypt", "keep, truncate, redact, hash, drop"}},
-		{id: component.NewIDWithName(metadata.Type, "truncate_without_size"), wantErr: []string{"content.output_messages.max_bytes", "at least 64"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_pattern"), wantErr: []string{"content.patterns[0].regex"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_price"), wantErr: []string{"derive.prices[0].model", "derive.prices[0]: input, output and cached_input must be >= 0"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_builtin"), wantErr: []string{"content.builtin_patterns[0]", "ssn", "api_key, card_number, email"}},
+	tests := []componenttestkit.ConfigCase{
+		{ID: component.NewID(metadata.Type), Want: createDefaultConfig().(*Config)},
+		{ID: component.NewIDWithName(metadata.Type, "latest"), Want: latest},
+		{ID: component.NewIDWithName(metadata.Type, "content"), Want: content},
+		{ID: component.NewIDWithName(metadata.Type, "bad_target"), WantErr: []string{"target:", `"v1.41", "latest"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_dialect"), WantErr: []string{"dialects[1]", "langchain", "openinference, openllmetry"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_action"), WantErr: []string{"content.input_messages.action", "encrypt", "keep, truncate, redact, hash, drop"}},
+		{ID: component.NewIDWithName(metadata.Type, "truncate_without_size"), WantErr: []string{"content.output_messages.max_bytes", "at least 64"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_pattern"), WantErr: []string{"content.patterns[0].regex"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_price"), WantErr: []string{"derive.prices[0].model", "derive.prices[0]: input, output and cached_input must be >= 0"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_builtin"), WantErr: []string{"content.builtin_patterns[0]", "ssn", "api_key, card_number, email"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.id.String(), func(t *testing.T) {
-			cfg := createDefaultConfig()
-			sub, err := cm.Sub(tt.id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if len(tt.wantErr) > 0 {
-				require.Error(t, err)
-				for _, w := range tt.wantErr {
-					assert.Contains(t, err.Error(), w)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, cfg)
-		})
-	}
+	componenttestkit.CheckConfigs(t, filepath.Join("testdata", "config.yaml"), createDefaultConfig, tests)
 }
 
 func TestConfigStruct(t *testing.T) {

@@ -6,10 +6,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 	"github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor/internal/metadata"
 )
 
@@ -25,25 +26,17 @@ func TestLifecycle(t *testing.T) {
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig()
 	set := processortest.NewNopSettings(metadata.Type)
-	ctx := context.Background()
-
-	tp, err := f.CreateTraces(ctx, set, cfg, consumertest.NewNop())
-	require.NoError(t, err)
-	assert.True(t, tp.Capabilities().MutatesData)
-	lp, err := f.CreateLogs(ctx, set, cfg, consumertest.NewNop())
-	require.NoError(t, err)
-
-	// Shutdown without start.
-	require.NoError(t, tp.Shutdown(ctx))
-	require.NoError(t, lp.Shutdown(ctx))
-
-	// Start and shut down twice.
-	for i := 0; i < 2; i++ {
-		require.NoError(t, tp.Start(ctx, componenttest.NewNopHost()))
-		require.NoError(t, tp.Shutdown(ctx))
-		require.NoError(t, lp.Start(ctx, componenttest.NewNopHost()))
-		require.NoError(t, lp.Shutdown(ctx))
-	}
+	componenttestkit.Lifecycle(t, func(t *testing.T) component.Component {
+		tp, err := f.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		assert.True(t, tp.Capabilities().MutatesData)
+		return tp
+	})
+	componenttestkit.Lifecycle(t, func(t *testing.T) component.Component {
+		lp, err := f.CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		return lp
+	})
 	processortest.VerifyShutdown(t, f, cfg)
 }
 

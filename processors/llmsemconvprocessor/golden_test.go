@@ -2,7 +2,6 @@ package llmsemconvprocessor
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,10 +17,9 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 	"github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor/internal/metadata"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden output files")
 
 // goldenSpan is the compact YAML form of a span used by the golden files.
 type goldenSpan struct {
@@ -186,12 +184,7 @@ func runGolden(t *testing.T, path string) {
 	out, err := yaml.Marshal(got)
 	require.NoError(t, err)
 	want := strings.TrimSuffix(path, ".in.yaml") + ".out.yaml"
-	if *update {
-		require.NoError(t, os.WriteFile(want, out, 0o600))
-	}
-	expected, err := os.ReadFile(want)
-	require.NoError(t, err, "missing golden output; run go test -run TestGolden -update")
-	require.Equal(t, string(expected), string(out))
+	goldentest.Bytes(t, want, out)
 }
 
 func TestGolden(t *testing.T) {

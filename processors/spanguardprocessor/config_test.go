@@ -8,15 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 	"github.com/otelcol-llm/otelcol-llm/processors/spanguardprocessor/internal/metadata"
 )
 
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 
 	gateway := createDefaultConfig().(*Config)
 	gateway.MaxBatchSpans = 4096
@@ -33,41 +30,20 @@ func TestLoadConfig(t *testing.T) {
 	gateway.RateLimit = RateLimitConfig{Key: "metadata:x-tenant", SpansPerSecond: 5000, BurstSpans: 10000,
 		BytesPerSecond: 10 << 20, MaxKeys: 100}
 
-	tests := []struct {
-		id      component.ID
-		want    *Config
-		wantErr []string
-	}{
-		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
-		{id: component.NewIDWithName(metadata.Type, "gateway"), want: gateway},
-		{id: component.NewIDWithName(metadata.Type, "too_big_batch"), wantErr: []string{"max_batch_bytes: must be in [1024, 4194304)"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_apply"), wantErr: []string{`span_limits.apply: must be one of [over_budget, always], got "sometimes"`}},
-		{id: component.NewIDWithName(metadata.Type, "bad_rate_key"), wantErr: []string{`rate_limit.key: must be "resource:<attribute>" or "metadata:<key>", got "header:tenant"`}},
-		{id: component.NewIDWithName(metadata.Type, "negative_budget"), wantErr: []string{
+	tests := []componenttestkit.ConfigCase{
+		{ID: component.NewID(metadata.Type), Want: createDefaultConfig().(*Config)},
+		{ID: component.NewIDWithName(metadata.Type, "gateway"), Want: gateway},
+		{ID: component.NewIDWithName(metadata.Type, "too_big_batch"), WantErr: []string{"max_batch_bytes: must be in [1024, 4194304)"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_apply"), WantErr: []string{`span_limits.apply: must be one of [over_budget, always], got "sometimes"`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_rate_key"), WantErr: []string{`rate_limit.key: must be "resource:<attribute>" or "metadata:<key>", got "header:tenant"`}},
+		{ID: component.NewIDWithName(metadata.Type, "negative_budget"), WantErr: []string{
 			"trace_budget.max_spans: must be 0 (no limit) or positive, got -1",
 			"trace_budget.window: must be a positive duration, got 0s"}},
-		{id: component.NewIDWithName(metadata.Type, "duplicate_keys"), wantErr: []string{`metadata_keys: duplicate entry "tenant"`}},
-		{id: component.NewIDWithName(metadata.Type, "marker_too_long"), wantErr: []string{"span_limits.truncation_marker: must be shorter than span_limits.max_attribute_bytes"}},
-		{id: component.NewIDWithName(metadata.Type, "min_run"), wantErr: []string{"compression.min_run: must be at least 2, got 1"}},
+		{ID: component.NewIDWithName(metadata.Type, "duplicate_keys"), WantErr: []string{`metadata_keys: duplicate entry "tenant"`}},
+		{ID: component.NewIDWithName(metadata.Type, "marker_too_long"), WantErr: []string{"span_limits.truncation_marker: must be shorter than span_limits.max_attribute_bytes"}},
+		{ID: component.NewIDWithName(metadata.Type, "min_run"), WantErr: []string{"compression.min_run: must be at least 2, got 1"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.id.String(), func(t *testing.T) {
-			cfg := createDefaultConfig()
-			sub, err := cm.Sub(tt.id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if len(tt.wantErr) > 0 {
-				require.Error(t, err)
-				for _, w := range tt.wantErr {
-					assert.Contains(t, err.Error(), w)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, cfg)
-		})
-	}
+	componenttestkit.CheckConfigs(t, filepath.Join("testdata", "config.yaml"), createDefaultConfig, tests)
 }
 
 func TestValidateNamesFields(t *testing.T) {

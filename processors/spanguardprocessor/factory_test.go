@@ -6,11 +6,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 	"github.com/otelcol-llm/otelcol-llm/processors/spanguardprocessor/internal/metadata"
 )
 
@@ -40,21 +42,10 @@ func TestOnlyTracesSupported(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	f := NewFactory()
 	set := processortest.NewNopSettings(metadata.Type)
-	ctx := context.Background()
-
-	// Shutdown without Start.
-	p, err := f.CreateTraces(ctx, set, f.CreateDefaultConfig(), consumertest.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, p.Shutdown(ctx))
-	assert.True(t, p.Capabilities().MutatesData)
-
-	// Start and Shutdown twice, each on a fresh instance; a second Shutdown
-	// is harmless.
-	for i := 0; i < 2; i++ {
-		p, err := f.CreateTraces(ctx, set, f.CreateDefaultConfig(), consumertest.NewNop())
+	componenttestkit.Lifecycle(t, func(t *testing.T) component.Component {
+		p, err := f.CreateTraces(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop())
 		require.NoError(t, err)
-		require.NoError(t, p.Start(ctx, componenttest.NewNopHost()))
-		require.NoError(t, p.Shutdown(ctx))
-		require.NoError(t, p.Shutdown(ctx))
-	}
+		assert.True(t, p.Capabilities().MutatesData)
+		return p
+	})
 }

@@ -3,20 +3,16 @@ package spanguardprocessor
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // TestGoldenLadder runs a small trace through every rung of the ladder and
 // compares the output with testdata/golden/ladder.json: a streaming call
@@ -65,10 +61,5 @@ func TestGoldenLadder(t *testing.T) {
 	got.WriteByte('\n')
 
 	path := filepath.Join("testdata", "golden", "ladder.json")
-	if *update {
-		require.NoError(t, os.WriteFile(path, got.Bytes(), 0o600))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with -update to create it")
-	assert.Equal(t, string(want), got.String())
+	goldentest.Bytes(t, path, got.Bytes())
 }

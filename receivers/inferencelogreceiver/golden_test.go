@@ -7,16 +7,13 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
 )
-
-// updateGolden rewrites the golden files from the current output:
-// UPDATE_GOLDEN=1 go test -run TestPresetGolden ./receivers/inferencelogreceiver/
-var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
 
 // TestPresetGolden runs every preset over its sample log (written from the
 // server's logging code) and compares the logs and the derived metrics with
@@ -41,7 +38,7 @@ func TestPresetGolden(t *testing.T) {
 
 			logsFile := testdataPath("golden", name+"_logs.yaml")
 			metricsFile := testdataPath("golden", name+"_metrics.yaml")
-			if updateGolden {
+			if goldentest.Updating() { // go test -run TestPresetGolden -update
 				require.NoError(t, golden.WriteLogs(t, logsFile, logs))
 				// Written as is: golden.WriteMetrics would re-sort the points and
 				// normalise their timestamps, which are part of what is tested.

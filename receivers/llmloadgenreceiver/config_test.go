@@ -5,18 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 
 	full := createDefaultConfig().(*Config)
 	full.Seed = 99
@@ -55,53 +50,31 @@ func TestLoadConfig(t *testing.T) {
 	live := createDefaultConfig().(*Config)
 	live.Mode = modeLive
 
-	tests := []struct {
-		name     string
-		expected component.Config
-		errs     []string // each must appear in the validation error
-	}{
-		{name: "", expected: createDefaultConfig()},
-		{name: "full", expected: full},
-		{name: "live", expected: live},
-		{name: "bad_mode", errs: []string{"mode:", `"replay"`, "synthetic, live"}},
-		{name: "bad_timing", errs: []string{"timing:", `"slow"`, "realtime, as_fast_as_possible"}},
-		{name: "bad_semconv", errs: []string{"semconv:", `"gen_ai_v9"`, "gen_ai_v1.41", "openinference", "legacy_llm"}},
-		{name: "negative_rate", errs: []string{"arrival.rate:", "-3"}},
-		{name: "zero_rate", errs: []string{"arrival.rate:", "> 0"}},
-		{name: "bad_arrival", errs: []string{"arrival.type:", `"bursty"`, "constant, poisson, gamma, concurrency"}},
-		{name: "bad_burstiness", errs: []string{"arrival.burstiness:"}},
-		{name: "zero_concurrency", errs: []string{"arrival.concurrency:"}},
-		{name: "bad_stage", errs: []string{"arrival.stages[0].duration:"}},
-		{name: "zero_weights", errs: []string{"scenarios:", "weights sum to zero"}},
-		{name: "bad_scenario", errs: []string{"scenarios[0].type:", `"batch"`, "chat, rag, agent, embeddings"}},
-		{name: "p99_below_p50", errs: []string{"models[0].ttft.p99:", ">= models[0].ttft.p50"}},
-		{name: "bad_distribution", errs: []string{"models[0].ttft.type:", `"pareto"`, "lognormal, normal, uniform, exponential, constant"}},
-		{name: "no_embedding_model", errs: []string{"models:", "embedding model"}},
-		{name: "fault_sum", errs: []string{"faults:", "sum to 1.3"}},
-		{name: "bad_fault", errs: []string{"faults[0].type:", `"explode"`, "rate_limit, overloaded, context_length, mid_stream, cancel, timeout"}},
-		{name: "bad_agent", errs: []string{"agent.fan_out:", "agent.max_steps:"}},
-		{name: "bad_chunk_events", errs: []string{"stream.chunk_events:", `"some"`, "none, first, all"}},
-		{name: "bad_resources", errs: []string{"resources.services:"}},
-		{name: "bad_backoff", errs: []string{"backpressure.max_backoff:"}},
-		{name: "bad_start_time", errs: []string{"start_time:", `"yesterday"`}},
+	tests := []componenttestkit.ConfigCase{
+		{ID: component.NewIDWithName(metadata.Type, ""), Want: createDefaultConfig()},
+		{ID: component.NewIDWithName(metadata.Type, "full"), Want: full},
+		{ID: component.NewIDWithName(metadata.Type, "live"), Want: live},
+		{ID: component.NewIDWithName(metadata.Type, "bad_mode"), WantErr: []string{"mode:", `"replay"`, "synthetic, live"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_timing"), WantErr: []string{"timing:", `"slow"`, "realtime, as_fast_as_possible"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_semconv"), WantErr: []string{"semconv:", `"gen_ai_v9"`, "gen_ai_v1.41", "openinference", "legacy_llm"}},
+		{ID: component.NewIDWithName(metadata.Type, "negative_rate"), WantErr: []string{"arrival.rate:", "-3"}},
+		{ID: component.NewIDWithName(metadata.Type, "zero_rate"), WantErr: []string{"arrival.rate:", "> 0"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_arrival"), WantErr: []string{"arrival.type:", `"bursty"`, "constant, poisson, gamma, concurrency"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_burstiness"), WantErr: []string{"arrival.burstiness:"}},
+		{ID: component.NewIDWithName(metadata.Type, "zero_concurrency"), WantErr: []string{"arrival.concurrency:"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_stage"), WantErr: []string{"arrival.stages[0].duration:"}},
+		{ID: component.NewIDWithName(metadata.Type, "zero_weights"), WantErr: []string{"scenarios:", "weights sum to zero"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_scenario"), WantErr: []string{"scenarios[0].type:", `"batch"`, "chat, rag, agent, embeddings"}},
+		{ID: component.NewIDWithName(metadata.Type, "p99_below_p50"), WantErr: []string{"models[0].ttft.p99:", ">= models[0].ttft.p50"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_distribution"), WantErr: []string{"models[0].ttft.type:", `"pareto"`, "lognormal, normal, uniform, exponential, constant"}},
+		{ID: component.NewIDWithName(metadata.Type, "no_embedding_model"), WantErr: []string{"models:", "embedding model"}},
+		{ID: component.NewIDWithName(metadata.Type, "fault_sum"), WantErr: []string{"faults:", "sum to 1.3"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_fault"), WantErr: []string{"faults[0].type:", `"explode"`, "rate_limit, overloaded, context_length, mid_stream, cancel, timeout"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_agent"), WantErr: []string{"agent.fan_out:", "agent.max_steps:"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_chunk_events"), WantErr: []string{"stream.chunk_events:", `"some"`, "none, first, all"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_resources"), WantErr: []string{"resources.services:"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_backoff"), WantErr: []string{"backpressure.max_backoff:"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_start_time"), WantErr: []string{"start_time:", `"yesterday"`}},
 	}
-	for _, tt := range tests {
-		id := component.NewIDWithName(metadata.Type, tt.name)
-		t.Run(id.String(), func(t *testing.T) {
-			cfg := NewFactory().CreateDefaultConfig()
-			sub, err := cm.Sub(id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if len(tt.errs) > 0 {
-				require.Error(t, err)
-				for _, want := range tt.errs {
-					assert.Contains(t, err.Error(), want)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.expected, cfg)
-		})
-	}
+	componenttestkit.CheckConfigs(t, filepath.Join("testdata", "config.yaml"), createDefaultConfig, tests)
 }

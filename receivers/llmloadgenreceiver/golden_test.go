@@ -1,7 +1,6 @@
 package llmloadgenreceiver
 
 import (
-	"flag"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -9,12 +8,11 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
-
-var updateGolden = flag.Bool("update-golden", false, "rewrite the golden files under testdata/golden")
 
 // goldenConfig is the fixed, seeded configuration of the golden files: a
 // few requests of one scenario, with a fault mix that shows the error
@@ -42,7 +40,7 @@ func mergeTraces(all []ptrace.Traces) ptrace.Traces {
 
 // TestGoldenTraces pins the traces of every scenario in every dialect for a
 // fixed seed: span names, kinds, attributes, events, links, ids and
-// timestamps. Run with -update-golden after an intended change.
+// timestamps. Run with -update after an intended change.
 func TestGoldenTraces(t *testing.T) {
 	for _, scenario := range allowedScenarios {
 		for _, dialect := range dialectNames {
@@ -51,7 +49,7 @@ func TestGoldenTraces(t *testing.T) {
 				runSync(t, goldenConfig(scenario, dialect), sink, nil, nil)
 				got := mergeTraces(sink.AllTraces())
 				path := filepath.Join("testdata", "golden", fmt.Sprintf("%s_%s.yaml", scenario, dialect))
-				if *updateGolden {
+				if goldentest.Updating() {
 					require.NoError(t, golden.WriteTraces(t, path, got))
 				}
 				want, err := golden.ReadTraces(path)
@@ -76,7 +74,7 @@ func TestGoldenMetrics(t *testing.T) {
 			all := sink.AllMetrics()
 			require.Len(t, all, 1, "bounded as_fast_as_possible runs send their cumulative metrics once, at the end")
 			path := filepath.Join("testdata", "golden", "metrics_"+dialect+".yaml")
-			if *updateGolden {
+			if goldentest.Updating() {
 				require.NoError(t, golden.WriteMetrics(t, path, all[0]))
 			}
 			want, err := golden.ReadMetrics(path)

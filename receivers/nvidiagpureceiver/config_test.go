@@ -6,17 +6,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/componenttestkit"
 	"github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver/internal/metadata"
 )
 
 func TestLoadConfig(t *testing.T) {
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 
 	agent := createDefaultConfig()
 	agent.CollectionInterval = 5 * time.Second
@@ -32,43 +28,22 @@ func TestLoadConfig(t *testing.T) {
 	agent.Metrics[mProcessUtilization] = MetricConfig{Enabled: true}
 	agent.Metrics[mFanSpeed] = MetricConfig{Enabled: false}
 
-	tests := []struct {
-		id      component.ID
-		want    *Config
-		wantErr []string
-	}{
-		{id: component.NewID(metadata.Type), want: createDefaultConfig()},
-		{id: component.NewIDWithName(metadata.Type, "agent"), want: agent},
-		{id: component.NewIDWithName(metadata.Type, "bad_on_missing"), wantErr: []string{`on_missing: unknown value "ignore", allowed values: warn, fail`}},
-		{id: component.NewIDWithName(metadata.Type, "bad_metric"), wantErr: []string{"metrics::hw.gpu.temperature: unknown metric, allowed values: hw.energy, hw.errors"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_event"), wantErr: []string{`events::types[0]: unknown event type "xid", allowed values: clock_change, double_bit_ecc_error`}},
-		{id: component.NewIDWithName(metadata.Type, "bad_timing"), wantErr: []string{
+	tests := []componenttestkit.ConfigCase{
+		{ID: component.NewID(metadata.Type), Want: createDefaultConfig()},
+		{ID: component.NewIDWithName(metadata.Type, "agent"), Want: agent},
+		{ID: component.NewIDWithName(metadata.Type, "bad_on_missing"), WantErr: []string{`on_missing: unknown value "ignore", allowed values: warn, fail`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_metric"), WantErr: []string{"metrics::hw.gpu.temperature: unknown metric, allowed values: hw.energy, hw.errors"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_event"), WantErr: []string{`events::types[0]: unknown event type "xid", allowed values: clock_change, double_bit_ecc_error`}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_timing"), WantErr: []string{
 			"collection_interval must be positive",
 			"init_retry_interval must be 0 (no retry) or positive, got -1s",
 			"events::wait_timeout must be between 10ms and 1m, got 5ms"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_kubernetes"), wantErr: []string{"kubernetes::timeout must be between 1ns and 30s, got 0s"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_devices"), wantErr: []string{
+		{ID: component.NewIDWithName(metadata.Type, "bad_kubernetes"), WantErr: []string{"kubernetes::timeout must be between 1ns and 30s, got 0s"}},
+		{ID: component.NewIDWithName(metadata.Type, "bad_devices"), WantErr: []string{
 			"devices[1]: empty; allowed values: a GPU UUID (GPU-...) or a device index",
 			`devices[2]: "0" listed twice`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.id.String(), func(t *testing.T) {
-			cfg := createDefaultConfig()
-			sub, err := cm.Sub(tt.id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if len(tt.wantErr) > 0 {
-				require.Error(t, err)
-				for _, w := range tt.wantErr {
-					assert.Contains(t, err.Error(), w)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, cfg)
-		})
-	}
+	componenttestkit.CheckConfigs(t, filepath.Join("testdata", "config.yaml"), createDefaultConfig, tests)
 }
 
 func TestMetricEnabledFallsBackToDefault(t *testing.T) {

@@ -2,7 +2,6 @@ package nvidiagpureceiver
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -39,7 +39,7 @@ func testSession(t testing.TB, f *fakeNVML, set component.TelemetrySettings, mut
 func compareGolden(t *testing.T, name string, md pmetric.Metrics) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
+	if goldentest.Updating() {
 		require.NoError(t, golden.WriteMetrics(t, path, md))
 	}
 	want, err := golden.ReadMetrics(path)
