@@ -2,13 +2,13 @@ package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connec
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 )
 
 // Outcomes of a span, as counted by otelcol_llm_metrics_spans.
@@ -65,9 +65,8 @@ type instrument struct {
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
+	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{}
-	var errs error
 	for _, c := range []instrument{
 		{&t.spans, "otelcol_llm_metrics_spans", "Spans the connector looked at, by outcome (recorded, overflow, not_genai, invalid).", "{span}"},
 		{&t.overflowPts, "otelcol_llm_metrics_overflow_points", "Measurements aggregated into an overflow series (otel.metric.overflow=true) because aggregation_cardinality_limit was reached.", "{point}"},
@@ -76,18 +75,13 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		{&t.flushes, "otelcol_llm_metrics_flushes", "Flushes to the next consumer, by outcome (success, error).", "{flush}"},
 		{&t.lostPoints, "otelcol_llm_metrics_lost_points", "Data points the next consumer refused, by reason.", "{point}"},
 	} {
-		var err error
-		*c.dst, err = m.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit))
-		errs = errors.Join(errs, err)
+		*c.dst = b.Counter(c.name, c.unit, c.desc)
 	}
-	var err error
-	t.series, err = m.Int64Gauge("otelcol_llm_metrics_series",
-		metric.WithDescription("Series held in the connector's state after the last flush."), metric.WithUnit("{series}"))
-	errs = errors.Join(errs, err)
+	t.series = b.Gauge("otelcol_llm_metrics_series", "{series}", "Series held in the connector's state after the last flush.")
 	for i, name := range spanOutcomeNames {
 		t.spanAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", name)))
 	}
-	return t, errs
+	return t, b.Err()
 }
 
 // report publishes what a batch accumulated.

@@ -2,13 +2,13 @@ package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporte
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter/internal/metadata"
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 )
 
 // pending collects, under the state lock, what is reported to the
@@ -39,30 +39,24 @@ type telemetry struct {
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
-	var errs []error
-	counter := func(name, unit, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return c
-	}
+	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{
-		spans: counter("otelcol_load_report_spans", "{span}",
+		spans: b.Counter("otelcol_load_report_spans", "{span}",
 			"Spans the exporter looked at, by outcome (request, group_overflow, span_guard_summary, not_genai, not_model_call, server_span, bad_timestamps)."),
-		points: counter("otelcol_load_report_metric_points", "{point}",
+		points: b.Counter("otelcol_load_report_metric_points", "{point}",
 			"Metric data points the exporter looked at, by outcome (used, not_used, series_limit, wrong_type, no_temporality)."),
-		ignored: counter("otelcol_load_report_ignored_values", "{value}",
+		ignored: b.Counter("otelcol_load_report_ignored_values", "{value}",
 			"Span attribute values that could not be used, by attribute and reason."),
-		folded: counter("otelcol_load_report_folded", "{item}",
+		folded: b.Counter("otelcol_load_report_folded", "{item}",
 			"Error types and GPUs folded into an _OTHER entry by the limits, by kind."),
-		writes: counter("otelcol_load_report_writes", "{file}",
+		writes: b.Counter("otelcol_load_report_writes", "{file}",
 			"Report files written, by format and outcome (success, error)."),
-		verdicts: counter("otelcol_load_report_verdicts", "{report}",
+		verdicts: b.Counter("otelcol_load_report_verdicts", "{report}",
 			"Reports produced, by overall verdict (PASS, WARN, FAIL, NO_DATA) and whether final."),
-		csvRows: counter("otelcol_load_report_csv_rows", "{row}",
+		csvRows: b.Counter("otelcol_load_report_csv_rows", "{row}",
 			"Rows of requests.csv, by outcome (written, or dropped with reason write_error)."),
 	}
-	return t, errors.Join(errs...)
+	return t, b.Err()
 }
 
 func (t *telemetry) record(ctx context.Context, c metric.Int64Counter, key string, byOutcome map[string]int64) {

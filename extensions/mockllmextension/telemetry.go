@@ -2,7 +2,6 @@ package mockllmextension // import "github.com/otelcol-llm/otelcol-llm/extension
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/otelcol-llm/otelcol-llm/extensions/mockllmextension/internal/metadata"
 	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 )
 
 // telemetry reports the running server's counters on the component's
@@ -30,20 +30,10 @@ type telemetry struct {
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
-	var errs []error
-	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
-		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return c
-	}
-	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
-		g, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return g
-	}
+	b := selftel.New(set, metadata.ScopeName)
+	counter, gauge := b.ObservableCounter, b.ObservableGauge
 	t := &telemetry{
-		meter:     m,
+		meter:     b.Meter(),
 		requests:  counter("otelcol_mock_llm_requests", "{request}", "Requests received (completions, embeddings)."),
 		rejected:  counter("otelcol_mock_llm_rejected", "{request}", "Completion requests refused with a 503, by reason (queue_full)."),
 		faults:    counter("otelcol_mock_llm_faults", "{request}", "Requests given an injected fault, by fault kind."),
@@ -58,7 +48,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	for _, f := range mockllm.Faults {
 		t.byFault[f] = metric.WithAttributeSet(attribute.NewSet(attribute.String("fault", f)))
 	}
-	return t, errors.Join(errs...)
+	return t, b.Err()
 }
 
 // observe reports srv's counters until stop.

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 	"github.com/otelcol-llm/otelcol-llm/processors/llmsemconvprocessor/internal/metadata"
 )
 
@@ -37,31 +38,21 @@ type telemetry struct {
 }
 
 func newTelemetry(set component.TelemetrySettings, dialects []string, patterns []string) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
+	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{ndial: len(dialects), patSets: map[string]metric.MeasurementOption{}}
-	var err error
-	if t.spans, err = m.Int64Counter(metricSpans, metric.WithUnit("{span}"),
-		metric.WithDescription("Spans seen by the llm_semconv processor, by detected source dialect and outcome (normalized, partially_mapped, unchanged).")); err != nil {
-		return nil, err
-	}
-	if t.logs, err = m.Int64Counter(metricLogRecords, metric.WithUnit("{record}"),
-		metric.WithDescription("Log records seen by the llm_semconv processor, by detected source dialect and outcome.")); err != nil {
-		return nil, err
-	}
-	if t.attrs, err = m.Int64Counter(metricAttributes, metric.WithUnit("{attribute}"),
-		metric.WithDescription("Foreign attributes handled, by dialect and outcome (mapped, unmapped, conflict, invalid_value); unmapped, conflicting and invalid ones stay on the item.")); err != nil {
-		return nil, err
-	}
-	if t.content, err = m.Int64Counter(metricContent, metric.WithUnit("{attribute}"),
-		metric.WithDescription("Content attributes changed by the content policy, by group and action (truncated, redacted, hashed, dropped).")); err != nil {
-		return nil, err
-	}
-	if t.contentBytes, err = m.Int64Counter(metricContentBytes, metric.WithUnit("By"),
-		metric.WithDescription("Bytes of content removed or replaced by the content policy, by group and action.")); err != nil {
-		return nil, err
-	}
-	if t.redactions, err = m.Int64Counter(metricRedactions, metric.WithUnit("{match}"),
-		metric.WithDescription("Redaction pattern matches replaced, by pattern.")); err != nil {
+	t.spans = b.Counter(metricSpans, "{span}",
+		"Spans seen by the llm_semconv processor, by detected source dialect and outcome (normalized, partially_mapped, unchanged).")
+	t.logs = b.Counter(metricLogRecords, "{record}",
+		"Log records seen by the llm_semconv processor, by detected source dialect and outcome.")
+	t.attrs = b.Counter(metricAttributes, "{attribute}",
+		"Foreign attributes handled, by dialect and outcome (mapped, unmapped, conflict, invalid_value); unmapped, conflicting and invalid ones stay on the item.")
+	t.content = b.Counter(metricContent, "{attribute}",
+		"Content attributes changed by the content policy, by group and action (truncated, redacted, hashed, dropped).")
+	t.contentBytes = b.Counter(metricContentBytes, "By",
+		"Bytes of content removed or replaced by the content policy, by group and action.")
+	t.redactions = b.Counter(metricRedactions, "{match}",
+		"Redaction pattern matches replaced, by pattern.")
+	if err := b.Err(); err != nil {
 		return nil, err
 	}
 	names := append(append([]string{}, dialects...), dialectNone)

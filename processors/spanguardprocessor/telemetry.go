@@ -2,13 +2,13 @@ package spanguardprocessor // import "github.com/otelcol-llm/otelcol-llm/process
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 	"github.com/otelcol-llm/otelcol-llm/processors/spanguardprocessor/internal/metadata"
 )
 
@@ -62,14 +62,9 @@ type telemetry struct {
 type attrKey struct{ key, value string }
 
 func newTelemetry(set component.TelemetrySettings, g *spanGuard) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
+	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{attrs: map[attrKey]metric.MeasurementOption{}}
-	var errs []error
-	counter := func(name, unit, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return c
-	}
+	counter := b.Counter
 	t.received = counter(genai.SpanGuardMetricSpansReceived, "{span}", "Spans handed to the span_guard processor.")
 	t.forwarded = counter("otelcol_span_guard_spans_forwarded", "{span}", "Received spans accepted by the next consumer; a composite span counts once.")
 	t.folded = counter("otelcol_span_guard_spans_folded", "{span}", "Spans folded into composite spans, by reason.")
@@ -83,25 +78,19 @@ func newTelemetry(set component.TelemetrySettings, g *spanGuard) (*telemetry, er
 	t.tracesOverBudget = counter("otelcol_span_guard_traces_over_budget", "{trace}", "Traces that went over their budget and entered the degradation ladder.")
 	t.tracesReleased = counter("otelcol_span_guard_traces_released", "{trace}", "Trace states released, by reason (window, capacity, shutdown).")
 	t.batches = counter("otelcol_span_guard_batches_sent", "{batch}", "Batches handed to the next consumer, by trigger.")
-	h, err := m.Int64Histogram("otelcol_span_guard_batch_bytes", metric.WithUnit("By"),
-		metric.WithDescription("Encoded size of the batches sent (upper bound the batcher enforces)."),
-		metric.WithExplicitBucketBoundaries(1<<10, 16<<10, 64<<10, 256<<10, 512<<10, 1<<20, 2<<20, 3<<20, 4<<20))
-	errs = append(errs, err)
-	t.batchBytes = h
+	t.batchBytes = b.IntHistogram("otelcol_span_guard_batch_bytes", "By",
+		"Encoded size of the batches sent (upper bound the batcher enforces).",
+		1<<10, 16<<10, 64<<10, 256<<10, 512<<10, 1<<20, 2<<20, 3<<20, 4<<20)
 
-	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
-		g, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return g
-	}
+	gauge := b.ObservableGauge
 	heldSpans := gauge("otelcol_span_guard_held_spans", "{span}", "Received spans held in open batches.")
 	heldBytes := gauge("otelcol_span_guard_held_bytes", "By", "Encoded bytes held in open batches.")
 	traces := gauge("otelcol_span_guard_traces_tracked", "{trace}", "Trace states held for budgets.")
 	stateBytes := gauge("otelcol_span_guard_trace_state_bytes", "By", "Accounted memory of the trace states.")
-	if err := errors.Join(errs...); err != nil {
+	if err := b.Err(); err != nil {
 		return nil, err
 	}
-	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	reg, err := b.Meter().RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		s := g.snapshot()
 		o.ObserveInt64(heldSpans, s.heldSpans)
 		o.ObserveInt64(heldBytes, s.heldBytes)

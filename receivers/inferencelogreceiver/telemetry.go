@@ -2,12 +2,12 @@ package inferencelogreceiver // import "github.com/otelcol-llm/otelcol-llm/recei
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 	"github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver/internal/metadata"
 )
 
@@ -27,17 +27,11 @@ type telemetry struct {
 }
 
 func newTelemetry(set component.TelemetrySettings, preset string) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
-	var errs []error
-	counter := func(name, unit, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return c
-	}
+	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{
-		records:        counter("otelcol_inference_log_records", "{record}", "Log records read from the tailed files, by outcome (parsed, parse_error)."),
-		recordsDropped: counter("otelcol_inference_log_records_dropped", "{record}", "Log records lost because the next consumer refused them, by reason."),
-		points:         counter("otelcol_inference_log_metric_points", "{point}", "Metric points derived from stats lines, by outcome (sent, dropped)."),
+		records:        b.Counter("otelcol_inference_log_records", "{record}", "Log records read from the tailed files, by outcome (parsed, parse_error)."),
+		recordsDropped: b.Counter("otelcol_inference_log_records_dropped", "{record}", "Log records lost because the next consumer refused them, by reason."),
+		points:         b.Counter("otelcol_inference_log_metric_points", "{point}", "Metric points derived from stats lines, by outcome (sent, dropped)."),
 	}
 	p := attribute.String("preset", preset)
 	with := func(k, v string) metric.MeasurementOption {
@@ -48,7 +42,7 @@ func newTelemetry(set component.TelemetrySettings, preset string) (*telemetry, e
 	t.pointsSent = with("outcome", outcomeSent)
 	t.pointsDropped = with("outcome", outcomeDropped)
 	t.refused = with("reason", reasonRefused)
-	return t, errors.Join(errs...)
+	return t, b.Err()
 }
 
 func (t *telemetry) recordsRead(ctx context.Context, parsed, parseErrors int) {

@@ -2,7 +2,6 @@ package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -34,33 +34,23 @@ type liveTelemetry struct {
 var liveSecondsBuckets = []float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
 
 func newLiveTelemetry(set component.TelemetrySettings) (*liveTelemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
+	b := selftel.New(set, metadata.ScopeName)
 	t := &liveTelemetry{}
-	var errs, err error
-	t.requests, err = m.Int64Counter("otelcol_llm_loadgen_live_requests",
-		metric.WithDescription("Live requests finished, by outcome (ok, error) and error.type."), metric.WithUnit("{request}"))
-	errs = errors.Join(errs, err)
-	t.dropped, err = m.Int64Counter("otelcol_llm_loadgen_live_not_sent",
-		metric.WithDescription("Scheduled live requests that were never sent, by reason (queue_full)."), metric.WithUnit("{request}"))
-	errs = errors.Join(errs, err)
-	t.queueTime, err = m.Float64Histogram("otelcol_llm_loadgen_live_queue_time",
-		metric.WithDescription("Time a live request waited in the client-side queue for live.max_concurrency."), metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(liveSecondsBuckets...))
-	errs = errors.Join(errs, err)
-	t.lag, err = m.Float64Histogram("otelcol_llm_loadgen_live_schedule_lag",
-		metric.WithDescription("How late the scheduler started a live request after its scheduled send time."), metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(liveSecondsBuckets...))
-	errs = errors.Join(errs, err)
-	t.inflight, err = m.Int64UpDownCounter("otelcol_llm_loadgen_live_in_flight",
-		metric.WithDescription("Live requests sent and not finished."), metric.WithUnit("{request}"))
-	errs = errors.Join(errs, err)
-	t.queued, err = m.Int64UpDownCounter("otelcol_llm_loadgen_live_queued",
-		metric.WithDescription("Live requests waiting for live.max_concurrency."), metric.WithUnit("{request}"))
-	errs = errors.Join(errs, err)
-	t.knee, err = m.Float64Gauge("otelcol_llm_loadgen_live_sweep_knee",
-		metric.WithDescription("Highest request rate of the sweep that met the SLO without saturating."), metric.WithUnit("{request}/s"))
-	errs = errors.Join(errs, err)
-	return t, errs
+	t.requests = b.Counter("otelcol_llm_loadgen_live_requests", "{request}",
+		"Live requests finished, by outcome (ok, error) and error.type.")
+	t.dropped = b.Counter("otelcol_llm_loadgen_live_not_sent", "{request}",
+		"Scheduled live requests that were never sent, by reason (queue_full).")
+	t.queueTime = b.Histogram("otelcol_llm_loadgen_live_queue_time", "s",
+		"Time a live request waited in the client-side queue for live.max_concurrency.", liveSecondsBuckets...)
+	t.lag = b.Histogram("otelcol_llm_loadgen_live_schedule_lag", "s",
+		"How late the scheduler started a live request after its scheduled send time.", liveSecondsBuckets...)
+	t.inflight = b.UpDownCounter("otelcol_llm_loadgen_live_in_flight", "{request}",
+		"Live requests sent and not finished.")
+	t.queued = b.UpDownCounter("otelcol_llm_loadgen_live_queued", "{request}",
+		"Live requests waiting for live.max_concurrency.")
+	t.knee = b.FloatGauge("otelcol_llm_loadgen_live_sweep_knee", "{request}/s",
+		"Highest request rate of the sweep that met the SLO without saturating.")
+	return t, b.Err()
 }
 
 func (t *liveTelemetry) reasonAttrs(reason string) metric.MeasurementOption {

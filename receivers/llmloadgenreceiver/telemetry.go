@@ -2,13 +2,13 @@ package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receive
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -40,38 +40,28 @@ type telemetry struct {
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
+	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{signalAttrs: map[string]metric.MeasurementOption{}}
-	var errs, err error
-	t.requests, err = m.Int64Counter("otelcol_llm_loadgen_requests",
-		metric.WithDescription("Simulated requests emitted, by scenario and outcome (ok, error)."), metric.WithUnit("{request}"))
-	errs = errors.Join(errs, err)
-	t.emitted, err = m.Int64Counter("otelcol_llm_loadgen_emitted",
-		metric.WithDescription("Items the next consumer accepted, by signal (spans, metric data points, log records)."), metric.WithUnit("{item}"))
-	errs = errors.Join(errs, err)
-	t.refused, err = m.Int64Counter("otelcol_llm_loadgen_refused",
-		metric.WithDescription("Items in sends the next consumer refused with a retryable error; the generator backs off and sends them again."), metric.WithUnit("{item}"))
-	errs = errors.Join(errs, err)
-	t.dropped, err = m.Int64Counter("otelcol_llm_loadgen_dropped",
-		metric.WithDescription("Items never delivered, by signal and reason (permanent_error, shutdown, retries_exhausted)."), metric.WithUnit("{item}"))
-	errs = errors.Join(errs, err)
-	t.backoff, err = m.Float64Counter("otelcol_llm_loadgen_backoff",
-		metric.WithDescription("Time the generator paused because the next consumer refused data."), metric.WithUnit("s"))
-	errs = errors.Join(errs, err)
-	t.targetRate, err = m.Float64Gauge(genai.MetricLoadgenTargetRate,
-		metric.WithDescription("Target request rate of the arrival profile now (open loop), or target virtual users (concurrency)."), metric.WithUnit("{request}/s"))
-	errs = errors.Join(errs, err)
-	t.achieved, err = m.Float64Gauge("otelcol_llm_loadgen_achieved_rate",
-		metric.WithDescription("Requests emitted per second of wall time since the last progress report."), metric.WithUnit("{request}/s"))
-	errs = errors.Join(errs, err)
-	t.lag, err = m.Float64Histogram("otelcol_llm_loadgen_schedule_lag",
-		metric.WithDescription("Realtime mode: how late a request's telemetry was emitted after its simulated end."), metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
-	errs = errors.Join(errs, err)
+	t.requests = b.Counter("otelcol_llm_loadgen_requests", "{request}",
+		"Simulated requests emitted, by scenario and outcome (ok, error).")
+	t.emitted = b.Counter("otelcol_llm_loadgen_emitted", "{item}",
+		"Items the next consumer accepted, by signal (spans, metric data points, log records).")
+	t.refused = b.Counter("otelcol_llm_loadgen_refused", "{item}",
+		"Items in sends the next consumer refused with a retryable error; the generator backs off and sends them again.")
+	t.dropped = b.Counter("otelcol_llm_loadgen_dropped", "{item}",
+		"Items never delivered, by signal and reason (permanent_error, shutdown, retries_exhausted).")
+	t.backoff = b.FloatCounter("otelcol_llm_loadgen_backoff", "s",
+		"Time the generator paused because the next consumer refused data.")
+	t.targetRate = b.FloatGauge(genai.MetricLoadgenTargetRate, "{request}/s",
+		"Target request rate of the arrival profile now (open loop), or target virtual users (concurrency).")
+	t.achieved = b.FloatGauge("otelcol_llm_loadgen_achieved_rate", "{request}/s",
+		"Requests emitted per second of wall time since the last progress report.")
+	t.lag = b.Histogram("otelcol_llm_loadgen_schedule_lag", "s",
+		"Realtime mode: how late a request's telemetry was emitted after its simulated end.", 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 	for _, s := range []string{signalTraces, signalMetrics, signalLogs} {
 		t.signalAttrs[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", s)))
 	}
-	return t, errs
+	return t, b.Err()
 }
 
 func (t *telemetry) dropAttrs(signal, reason string) metric.MeasurementOption {

@@ -2,12 +2,12 @@ package nvidiagpureceiver // import "github.com/otelcol-llm/otelcol-llm/receiver
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
 	"github.com/otelcol-llm/otelcol-llm/receivers/nvidiagpureceiver/internal/metadata"
 )
 
@@ -33,36 +33,27 @@ type telemetry struct {
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	m := set.MeterProvider.Meter(metadata.ScopeName)
-	var errs []error
-	counter := func(name, unit, desc string) metric.Int64Counter {
-		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return c
-	}
+	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{
-		callsFailed: counter("otelcol_nvidia_gpu_nvml_calls_failed", "{call}",
+		callsFailed: b.Counter("otelcol_nvidia_gpu_nvml_calls_failed", "{call}",
 			"NVML calls that failed during a scrape; the metric points they feed are missing from that scrape. By call and reason (the NVML return code)."),
-		callsUnsupported: counter("otelcol_nvidia_gpu_nvml_calls_unsupported", "{call}",
+		callsUnsupported: b.Counter("otelcol_nvidia_gpu_nvml_calls_unsupported", "{call}",
 			"NVML calls a device does not support; each is detected once per device and skipped from then on. By call."),
-		events: counter("otelcol_nvidia_gpu_events", "{event}",
+		events: b.Counter("otelcol_nvidia_gpu_events", "{event}",
 			"Events delivered by the NVML event set, by event type and outcome (emitted, refused, no_pipeline)."),
-		eventWaitErrors: counter("otelcol_nvidia_gpu_event_wait_errors", "{error}",
+		eventWaitErrors: b.Counter("otelcol_nvidia_gpu_event_wait_errors", "{error}",
 			"Failed waits on the NVML event set, by reason (the NVML return code)."),
-		inits: counter("otelcol_nvidia_gpu_init_attempts", "{attempt}",
+		inits: b.Counter("otelcol_nvidia_gpu_init_attempts", "{attempt}",
 			"NVML initialization attempts, by outcome (ok, or the reason the receiver stays idle)."),
-		podResourcesErrs: counter("otelcol_nvidia_gpu_pod_resources_errors", "{error}",
+		podResourcesErrs: b.Counter("otelcol_nvidia_gpu_pod_resources_errors", "{error}",
 			"Failed kubelet pod-resources List calls; that scrape's points carry no pod names. By reason (the gRPC status code)."),
 	}
-	var err error
-	t.devices, err = m.Int64Gauge("otelcol_nvidia_gpu_devices", metric.WithUnit("{device}"),
-		metric.WithDescription("GPUs the receiver is scraping; 0 while it is idle because NVML or a GPU is missing."))
-	errs = append(errs, err)
-	t.scrapeDuration, err = m.Float64Histogram("otelcol_nvidia_gpu_scrape_duration", metric.WithUnit("s"),
-		metric.WithDescription("Time to scrape one GPU (all NVML calls for it), by hw.id."),
-		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
-	errs = append(errs, err)
-	return t, errors.Join(errs...)
+	t.devices = b.Gauge("otelcol_nvidia_gpu_devices", "{device}",
+		"GPUs the receiver is scraping; 0 while it is idle because NVML or a GPU is missing.")
+	t.scrapeDuration = b.Histogram("otelcol_nvidia_gpu_scrape_duration", "s",
+		"Time to scrape one GPU (all NVML calls for it), by hw.id.",
+		0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+	return t, b.Err()
 }
 
 func (t *telemetry) callFailed(call, reason string) {
