@@ -33,16 +33,35 @@ const benchLines = 50_000
 
 func benchFile(b *testing.B) string {
 	b.Helper()
-	sample, err := os.ReadFile(testdataPath("logs", "vllm.log"))
+	return benchFileOf(b, "vllm", testdataPath("logs", "vllm.log"))
+}
+
+// benchFileOf writes the lines of the sample files, repeated to benchLines
+// lines, leaving out the preset's continuation lines so that every line is
+// one record.
+func benchFileOf(b *testing.B, preset string, samples ...string) string {
+	b.Helper()
+	p, err := loadPreset(preset, presetParams{Location: "UTC"})
 	require.NoError(b, err)
-	lines := strings.SplitAfter(strings.TrimSpace(string(sample)), "\n")
+	var lines []string
+	for _, f := range samples {
+		raw, err := os.ReadFile(f)
+		require.NoError(b, err)
+		for _, l := range strings.Split(string(raw), "\n") {
+			l = strings.TrimRight(l, " \t\r")
+			if l == "" || p.continuation != nil && p.continuation.MatchString(unwrap(l, map[string]any{})) {
+				continue
+			}
+			lines = append(lines, l)
+		}
+	}
+	require.NotEmpty(b, lines)
 	var sb strings.Builder
 	for i := 0; i < benchLines; i++ {
-		l := lines[i%len(lines)]
-		sb.WriteString(strings.TrimSuffix(l, "\n"))
+		sb.WriteString(lines[i%len(lines)])
 		sb.WriteByte('\n')
 	}
-	path := filepath.Join(b.TempDir(), "vllm.log")
+	path := filepath.Join(b.TempDir(), preset+".log")
 	require.NoError(b, os.WriteFile(path, []byte(sb.String()), 0o600))
 	return path
 }
@@ -87,6 +106,7 @@ func runBench(b *testing.B, start func(*countingLogs) []component.Component) {
 	b.StopTimer()
 	lines := float64(b.N * benchLines)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/lines, "ns/line")
+	b.ReportMetric(lines/b.Elapsed().Seconds(), "lines/s")
 	// CPU time is the fairer measure on a shared machine: wall time also
 	// counts the polling waits and other processes.
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/lines, "cpu-ns/line")
@@ -100,10 +120,39 @@ func processCPU(b *testing.B) time.Duration {
 }
 
 func BenchmarkVLLMLogInferenceLog(b *testing.B) {
-	path := benchFile(b)
+	benchPreset(b, "vllm", benchFile(b))
+}
+
+// BenchmarkVLLMStatsLines reads only vLLM's stats lines (V0 and V1, with
+// their metrics): the lines a busy server prints every few seconds per
+// engine, and the costliest to parse.
+func BenchmarkVLLMStatsLines(b *testing.B) {
+	dir := b.TempDir()
+	stats := filepath.Join(dir, "stats.log")
+	require.NoError(b, os.WriteFile(stats, []byte(strings.Join([]string{
+		"(APIServer pid=2914) INFO 11-29 17:41:30 [loggers.py:127] Engine 000: Avg prompt throughput: 1843.6 tokens/s, Avg generation throughput: 412.9 tokens/s, Running: 12 reqs, Waiting: 3 reqs, GPU KV cache usage: 37.5%, Prefix cache hit rate: 61.2%",
+		"INFO 11-29 17:42:00 metrics.py:351] Avg prompt throughput: 955.2 tokens/s, Avg generation throughput: 120.4 tokens/s, Running: 8 reqs, Swapped: 2 reqs, Pending: 5 reqs, GPU KV cache usage: 98.7%, CPU KV cache usage: 4.1%.",
+	}, "\n")+"\n"), 0o600))
+	benchPreset(b, "vllm", benchFileOf(b, "vllm", stats))
+}
+
+// BenchmarkPresetRealLines reads each preset's real samples
+// (testdata/real/<server>/, continuation lines left out) repeated.
+func BenchmarkPresetRealLines(b *testing.B) {
+	for _, name := range presetNames {
+		b.Run(name, func(b *testing.B) {
+			files, err := filepath.Glob(testdataPath("real", name, "*.log"))
+			require.NoError(b, err)
+			benchPreset(b, name, benchFileOf(b, name, files...))
+		})
+	}
+}
+
+// benchPreset runs the preset over the file with both signals.
+func benchPreset(b *testing.B, preset, path string) {
 	set := receivertest.NewNopSettings(NewFactory().Type())
 	runBench(b, func(sink *countingLogs) []component.Component {
-		cfg := testConfig("vllm", path)
+		cfg := testConfig(preset, path)
 		cfg.InputConfig.PollInterval = time.Millisecond
 		f := NewFactory()
 		lr, err := f.CreateLogs(context.Background(), set, cfg, sink)

@@ -29,6 +29,13 @@ type Config struct {
 	// Timezone is the IANA zone of timestamps the server writes without one
 	// (vLLM, SGLang, Ollama's GIN lines). Default "Local".
 	Timezone string `mapstructure:"timezone"`
+	// Unwrap peels what log collection wraps around a server's lines before
+	// the preset parses them: kubectl/docker timestamps, docker compose
+	// service prefixes, journald/syslog headers and repeat lines,
+	// torch.distributed rank prefixes and ANSI colour codes (as escapes or
+	// as literal text). What they said is kept as attributes, the line as
+	// read in log.record.original. Default true; presets only.
+	Unwrap bool `mapstructure:"unwrap"`
 	// Operators are stanza operators appended after the preset's, as in the
 	// filelog receiver.
 	Operators []operator.Config `mapstructure:"operators"`

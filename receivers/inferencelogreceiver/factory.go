@@ -25,10 +25,14 @@ func NewFactory() receiver.Factory {
 func createDefaultConfig() component.Config {
 	in := file.NewConfig()
 	in.StartAt = "end"
+	// Leading white space is part of a line: it marks traceback frames and
+	// other continuation lines, which the presets fold into their record.
+	in.Config.TrimConfig.PreserveLeading = true
 	return &Config{
 		InputConfig: *in,
 		Preset:      "vllm",
 		Timezone:    "Local",
+		Unwrap:      true,
 		Operators:   []operator.Config{},
 		Metrics:     MetricsConfig{Namespace: "inference_log"},
 	}

@@ -22,11 +22,11 @@ func TestPresetGolden(t *testing.T) {
 	for _, name := range presetNames {
 		t.Run(name, func(t *testing.T) {
 			input := testdataPath("logs", name+".log")
-			lines := countLines(t, input)
+			lines := expectedRecords(t, name, input)
 			s := startReceiver(t, testConfig(name, input), componenttest.NewNopHost())
 			s.waitRecords(t, lines)
 			s.stop(t)
-			require.Equal(t, lines, s.logs.LogRecordCount(), "one record per line, none dropped")
+			require.Equal(t, lines, s.logs.LogRecordCount(), "one record per line (continuation lines folded), none dropped")
 
 			logs := mergeLogs(s.logs.AllLogs())
 			lrs := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()

@@ -74,6 +74,30 @@ func (s *started) waitRecords(t *testing.T, n int) {
 		"want %d log records", n)
 }
 
+// expectedRecords is the number of records the preset makes of the file's
+// non-empty lines: one per line, except the continuation lines (after
+// unwrapping), which fold into the record before them.
+func expectedRecords(t *testing.T, preset, path string) int {
+	t.Helper()
+	p, err := loadPreset(preset, presetParams{Location: "UTC"})
+	require.NoError(t, err)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := 0
+	for _, line := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		// The file input trims trailing white space (and keeps leading).
+		line = strings.TrimRight(line, " \t\r")
+		cont := p.continuation != nil && p.continuation.MatchString(unwrap(line, map[string]any{}))
+		if !cont || n == 0 { // leading continuation lines make one record
+			n++
+		}
+	}
+	return n
+}
+
 // countLines counts the non-empty lines of a file.
 func countLines(t *testing.T, path string) int {
 	t.Helper()

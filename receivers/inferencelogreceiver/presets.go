@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -38,10 +39,14 @@ const (
 const fieldsOperatorID = "inference_log_fields"
 
 type presetSpec struct {
-	Name        string           `yaml:"name"`
-	Description string           `yaml:"description"`
-	Operators   []map[string]any `yaml:"operators"`
-	Fields      []fieldSpec      `yaml:"fields"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Continuation matches the lines that continue the record before them
+	// (traceback frames, panics, indented dumps) once the wrappers are
+	// peeled off; they are folded into that record. Empty: no folding.
+	Continuation string           `yaml:"continuation"`
+	Operators    []map[string]any `yaml:"operators"`
+	Fields       []fieldSpec      `yaml:"fields"`
 }
 
 // fieldSpec maps one capture of the preset's parsers to its final attribute.
@@ -75,10 +80,13 @@ var fieldTypes = []string{"string", "lower", "int", "double", "duration"}
 // preset is a loaded preset: its operators ready for the stanza pipeline and
 // its field table.
 type preset struct {
-	name      string
-	operators []operator.Config
-	fields    map[string]*fieldSpec
-	metrics   []*fieldSpec
+	name string
+	fold *operator.Config // folds continuation lines; nil for none
+	// continuation is the preset's continuation pattern (nil for none).
+	continuation *regexp.Regexp
+	operators    []operator.Config
+	fields       map[string]*fieldSpec
+	metrics      []*fieldSpec
 	// metricAttrs are the fields copied onto metric points.
 	metricAttrs []*fieldSpec
 }
@@ -120,6 +128,14 @@ func loadPreset(name string, params presetParams) (*preset, error) {
 		return nil, fmt.Errorf("preset %q operators: %w", name, err)
 	}
 	p.operators = ops.Operators
+	if spec.Continuation != "" {
+		fold, err := newFoldConfig(spec.Continuation)
+		if err != nil {
+			return nil, fmt.Errorf("preset %q: %w", name, err)
+		}
+		p.fold = &fold
+		p.continuation = regexp.MustCompile(spec.Continuation) // compiled by newFoldConfig
+	}
 	for i := range spec.Fields {
 		f := &spec.Fields[i]
 		if f.Type == "" {

@@ -73,6 +73,12 @@ func newReceiver(set receiver.Settings, cfg *Config) (*inferenceLogReceiver, err
 	}
 	ops := []operator.Config{operator.NewConfig(&cfg.InputConfig)}
 	if r.preset != nil {
+		if cfg.Unwrap {
+			ops = append(ops, newUnwrapConfig())
+		}
+		if r.preset.fold != nil {
+			ops = append(ops, *r.preset.fold)
+		}
 		ops = append(ops, r.preset.operators...)
 		ops = append(ops, newFieldsConfig(r.preset))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,8 @@ func counterValue(t *testing.T, tel *componenttest.Telemetry, name string, kv ..
 }
 
 // TestMalformedLinesKeptAndCounted feeds good and broken lines: every line
-// comes out, the broken ones with their raw body and a parse error, and the
+// comes out (the indented continuation line folded into the record before
+// it), the broken ones with their raw body and a parse error, and the
 // receiver's counters say how many of each.
 func TestMalformedLinesKeptAndCounted(t *testing.T) {
 	dir := t.TempDir()
@@ -53,13 +55,13 @@ func TestMalformedLinesKeptAndCounted(t *testing.T) {
 		"WARNING 11-29 17:42:21 a record without its [file:line] header\n"
 	appendFile(t, filepath.Join(dir, "vllm.log"), good+bad)
 	s := startReceiver(t, testConfig("vllm", filepath.Join(dir, "*.log")), componenttest.NewNopHost())
-	s.waitRecords(t, 7)
+	s.waitRecords(t, 6)
 	s.stop(t)
 
 	logs := mergeLogs(s.logs.AllLogs())
 	lrs := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
-	require.Equal(t, 7, lrs.Len())
-	withError := 0
+	require.Equal(t, 6, lrs.Len())
+	withError, folded := 0, 0
 	for i := 0; i < lrs.Len(); i++ {
 		lr := lrs.At(i)
 		if v, ok := lr.Attributes().Get(attrParseError); ok {
@@ -67,11 +69,15 @@ func TestMalformedLinesKeptAndCounted(t *testing.T) {
 			assert.NotEmpty(t, v.Str())
 			assert.NotEmpty(t, lr.Body().Str(), "raw body kept")
 		}
+		if strings.HasSuffix(lr.Body().Str(), "n/a tokens/s\n    at some.continuation(line)") {
+			folded++
+		}
 	}
-	assert.Equal(t, 4, withError)
+	assert.Equal(t, 3, withError)
+	assert.Equal(t, 1, folded, "the continuation line is folded into the stats line before it")
 	preset := attribute.String("preset", "vllm")
 	assert.Equal(t, int64(3), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParsed)))
-	assert.Equal(t, int64(4), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
+	assert.Equal(t, int64(3), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
 	assert.Zero(t, counterValue(t, s.tel, "otelcol_inference_log_records_dropped"))
 }
 

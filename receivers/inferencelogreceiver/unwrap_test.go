@@ -1,0 +1,63 @@
+package inferencelogreceiver
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestUnwrap(t *testing.T) {
+	const vllm = `INFO 11-29 17:40:02 [api_server.py:1896] vLLM API server version 0.11.0`
+	const tgi = `2024-05-10T12:00:00.123456Z  INFO text_generation_launcher: Starting shard rank=0`
+	for _, tc := range []struct {
+		name, in, want string
+		attrs          map[string]any
+	}{
+		{"plain", vllm, vllm, map[string]any{}},
+		{"tgi's own timestamp stays", tgi, tgi, map[string]any{}},
+		{"kubectl --timestamps", "2025-11-29T17:40:02.123456789Z " + vllm, vllm,
+			map[string]any{attrWrapperTime: "2025-11-29T17:40:02.123456789Z"}},
+		{"kubectl around tgi", "2024-05-10T12:00:00.200000000Z " + tgi, tgi,
+			map[string]any{attrWrapperTime: "2024-05-10T12:00:00.200000000Z"}},
+		{"log export time, then tgi's own", "2024-04-18T18:44:03.144-04:00   " + tgi, tgi, map[string]any{attrWrapperTime: "2024-04-18T18:44:03.144-04:00"}},
+		{"tgi error record keeps its time", "2024-05-10T12:00:00.123456Z ERROR text_generation_launcher: Shard 0 failed", "2024-05-10T12:00:00.123456Z ERROR text_generation_launcher: Shard 0 failed", map[string]any{}},
+		{"kubectl around a vllm error", "2025-11-29T17:40:02Z ERROR 11-29 17:42:09 [engine.py:160] x", "ERROR 11-29 17:42:09 [engine.py:160] x", map[string]any{attrWrapperTime: "2025-11-29T17:40:02Z"}},
+		{"docker compose container name", "sglang  | " + vllm, vllm, map[string]any{attrContainerName: "sglang"}},
+		{"docker compose bracketed name", "[text-generation-inference] | " + tgi, tgi, map[string]any{attrContainerName: "text-generation-inference"}},
+		{"k9s box", "│ " + tgi + "      │", tgi, map[string]any{}},
+		{"kubectl around a traceback frame keeps its indentation", "2025-11-29T17:40:02Z   File \"x.py\", line 1", `  File "x.py", line 1`, map[string]any{attrWrapperTime: "2025-11-29T17:40:02Z"}},
+		{"loki export with a tab", "2025-06-24T10:00:00.000Z\t" + vllm, vllm, map[string]any{attrWrapperTime: "2025-06-24T10:00:00.000Z"}},
+		{"docker compose v2", "vllm-1  | " + vllm, vllm, map[string]any{attrContainerName: "vllm-1"}},
+		{"docker compose v1", "vllm_openai_1 | " + vllm, vllm, map[string]any{attrContainerName: "vllm_openai_1"}},
+		{"journald", "May 12 06:47:18 gpu-node-3 ollama[1234]: time=2024-05-12T06:47:18.123+08:00 level=INFO msg=x", "time=2024-05-12T06:47:18.123+08:00 level=INFO msg=x",
+			map[string]any{attrHostName: "gpu-node-3", attrProcessName: "ollama", attrProcessPID: int64(1234)}},
+		{"syslog day padded, no pid", "May  2 06:47:18 host vllm: " + vllm, vllm, map[string]any{attrHostName: "host", attrProcessName: "vllm"}},
+		{"syslog repeat", "message repeated 3 times: [ " + vllm + "]", vllm, map[string]any{attrRepeated: int64(3)}},
+		{"vllm process prefix", "(EngineCore_DP0 pid=3120) " + vllm, vllm, map[string]any{attrProcessTitle: "EngineCore_DP0", attrProcessPID: int64(3120)}},
+		{"vllm worker rank prefix", "(VllmWorker rank=1 pid=77) " + vllm, vllm, map[string]any{attrProcessTitle: "VllmWorker", attrProcessPID: int64(77)}},
+		{"ray prefix and repeat suffix", "(WorkerDict pid=26105, ip=10.0.0.5) [2025-11-20 01:12:06] Downcasting. [repeated 3x across cluster]", "[2025-11-20 01:12:06] Downcasting.",
+			map[string]any{attrProcessTitle: "WorkerDict", attrProcessPID: int64(26105), attrRepeated: int64(3)}},
+		{"ray prefix keeps a frame's indentation", "(WorkerDict pid=26103)   File \"x.py\", line 1, in f", `  File "x.py", line 1, in f`,
+			map[string]any{attrProcessTitle: "WorkerDict", attrProcessPID: int64(26103)}},
+		{"a prefix alone (an empty line of the process)", "(WorkerDict pid=26103)", "", map[string]any{attrProcessTitle: "WorkerDict", attrProcessPID: int64(26103)}},
+		{"log viewer column", "2025-05-30 09:55:22.281 | " + vllm, vllm, map[string]any{attrWrapperTime: "2025-05-30 09:55:22.281"}},
+		{"djl serving relay", "[INFO ] PyProcess - W-210-model-stdout: " + vllm, vllm, map[string]any{attrProcessTitle: "W-210-model"}},
+		{"torch rank", "[rank0]: " + vllm, vllm, map[string]any{attrRank: int64(0)}},
+		{"ansi escapes", "\x1b[2m2024-05-10T12:00:00.123456Z\x1b[0m \x1b[32m INFO\x1b[0m \x1b[2mtext_generation_launcher\x1b[0m\x1b[2m:\x1b[0m Starting shard rank=0",
+			"2024-05-10T12:00:00.123456Z  INFO text_generation_launcher: Starting shard rank=0", map[string]any{}},
+		{"ansi as literal text", "#033[2m2024-05-10T12:00:00.123456Z#033[0m #033[32m INFO#033[0m text_generation_launcher: Starting shard rank=0", tgi, map[string]any{}},
+		{"ansi with the escape byte lost", "[2mtext_generation_launcher [0m [2m: [0m Args { model_id: \"x\" }", `text_generation_launcher: Args { model_id: "x" }`, map[string]any{}},
+		{"brackets without a reset stay", "[2m] not a colour code", "[2m] not a colour code", map[string]any{}},
+		{"caret ansi", "^[[97;42m 200 ^[[0m| 1.2s", " 200 | 1.2s", map[string]any{}},
+		{"stacked: journald, compose-less docker time, rank", "Dec  1 10:00:00 node dockerd[99]: 2025-12-01T10:00:00Z [rank1]: " + vllm, vllm,
+			map[string]any{attrHostName: "node", attrProcessName: "dockerd", attrProcessPID: int64(99), attrWrapperTime: "2025-12-01T10:00:00Z", attrRank: int64(1)}},
+		{"a pipe is not a compose prefix", "slot launch_slot_: id  0 | task 0 | processing task", "slot launch_slot_: id  0 | task 0 | processing task", map[string]any{}},
+		{"gin line kept", `[GIN] 2024/05/12 - 06:47:18 | 200 |  1.2s |  127.0.0.1 | POST "/api/chat"`, `[GIN] 2024/05/12 - 06:47:18 | 200 |  1.2s |  127.0.0.1 | POST "/api/chat"`, map[string]any{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			attrs := map[string]any{}
+			assert.Equal(t, tc.want, unwrap(tc.in, attrs))
+			assert.Equal(t, tc.attrs, attrs)
+		})
+	}
+}
