@@ -17,10 +17,10 @@ import (
 // numbers.
 var realFloor = map[string]float64{
 	"vllm":     0.914,
-	"tgi":      0.672,
-	"sglang":   0.845,
-	"ollama":   0.730,
-	"llamacpp": 0.559,
+	"tgi":      0.741,
+	"sglang":   0.963,
+	"ollama":   0.961,
+	"llamacpp": 0.983,
 }
 
 // TestRealSamples runs every preset over the verbatim excerpts of real

@@ -26,6 +26,7 @@ const (
 	attrRepeated      = "inference_log.repeated" // syslog "message repeated N times"
 	attrRank          = "inference_log.rank"     // torch.distributed "[rankN]:"
 	attrProcessTitle  = "process.title"          // "(EngineCore_DP0 pid=N) ", "(WorkerDict pid=N) "
+	attrRelayLogger   = "inference_log.wrapper.logger"
 )
 
 // The wrappers that log collection puts around a server's own lines, in the
@@ -44,10 +45,17 @@ var (
 	// Loki): an RFC 3339 time and white space before the line.
 	kubeTimePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))[ \t](.*\S.*)$`)
 	// A log viewer's column ("2025-05-30 09:55:22.281 | ").
-	viewerTimePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) \| (.*)$`)
+	// Docker Desktop's column has no bar ("2025-03-05 08:58:54 "); a time
+	// with milliseconds and no bar is Python logging's own record instead.
+	viewerTimePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:(?:[.,]\d+)? \||)) (.*)$`)
 	// DJL Serving (SageMaker LMI) relaying a Python worker's output:
 	// "[INFO ] PyProcess - W-210-model-stdout: ".
 	djlPattern = regexp.MustCompile(`^\[?[A-Z]+ ?\] PyProcess - ([\w.-]+)-std(?:out|err): (.*)$`)
+	// Python logging's default format, from a parent process that relays a
+	// server's output: "2025-03-07 23:50:27,531 - __main__ - INFO - ".
+	pyRelayPattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) - ([\w.]+) - [A-Z]+ - (.*)$`)
+	// A log UI's container column before an RFC 3339 time ("llamadevinit 2023-06-02T14:52:26Z ...").
+	containerTimePattern = regexp.MustCompile(`^([a-z][\w-]*) (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}.*)$`)
 	// A TGI text record starts with its own RFC 3339 time and a level: that
 	// time is the record's, not a wrapper's.
 	tgiRecordPattern = regexp.MustCompile(`^ *(?:TRACE|DEBUG|INFO|WARN|ERROR) +[a-z][\w-]*(?:[:{])`)
@@ -55,7 +63,12 @@ var (
 	// container name ("sglang  | ") or a bracketed one ("[tgi] | ").
 	composePattern = regexp.MustCompile(`^(?:([A-Za-z0-9][\w.-]*?[-_]\d+) *|([A-Za-z0-9][\w.-]*) +|\[([\w.-]+)\] +)\| ?(.*)$`)
 	// journald / syslog: "Mon DD HH:MM:SS host tag[pid]: ".
-	syslogPattern = regexp.MustCompile(`^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} (\S+) ([\w./@-]+?)(?:\[(\d+)\])?: (.*)$`)
+	// The month may be localized ("9月 02 14:46:54"); the host may be empty
+	// and the tag end with a colon ("  llama-Qwen:[1351]: "); an empty
+	// message leaves nothing after the colon.
+	syslogPattern = regexp.MustCompile(`^(?:[A-Z][a-z]{2}|\d{1,2}月) [ \d]\d \d{2}:\d{2}:\d{2} (\S*) +([\w./@:-]+?)(?:\[(\d+)\])?:(?: (.*))?$`)
+	// A supervisor's PID column ("[42027] ").
+	pidColumnPattern = regexp.MustCompile(`^\[(\d+)\] (.*)$`)
 	// syslog's repeat line: "message repeated N times: [ line ]".
 	repeatPattern = regexp.MustCompile(`^message repeated (\d+) times: \[ ?(.*?) ?\]$`)
 	// torch.distributed's per-rank prefix: "[rank0]: ".
@@ -92,77 +105,192 @@ func hasANSI(s string) bool {
 		strings.Contains(s, "x1b[") || strings.Contains(s, "u001b[")
 }
 
-// unwrapOnce peels one wrapper off line, if it has one.
+// unwrapOnce peels one wrapper off line, if it has one: the first peeler
+// that recognizes its wrapper wins.
 func unwrapOnce(line string, attrs map[string]any) (string, bool) {
-	switch {
-	case len(line) > 20 && line[4] == '-' && line[10] == 'T' && isDigit(line[0]):
-		if m := kubeTimePattern.FindStringSubmatch(line); m != nil && !tgiRecordPattern.MatchString(m[2]) {
-			// One separator is the wrapper's; more white space is the
-			// line's own indentation (a traceback frame), unless a log
-			// export padded its column before the server's own time.
-			rest := m[2]
-			if t := strings.TrimLeft(rest, " \t"); t != "" && isDigit(t[0]) {
-				rest = t
-			}
-			attrs[attrWrapperTime] = m[1]
+	for _, peel := range peelers {
+		if rest, ok := peel(line, attrs); ok {
 			return rest, true
 		}
-	case len(line) > 26 && line[4] == '-' && line[10] == ' ' && line[13] == ':' && isDigit(line[0]):
-		if m := viewerTimePattern.FindStringSubmatch(line); m != nil {
-			attrs[attrWrapperTime] = m[1]
-			return m[2], true
-		}
-	case strings.Contains(line, "] PyProcess - "):
-		if m := djlPattern.FindStringSubmatch(line); m != nil {
-			attrs[attrProcessTitle] = m[1]
-			return m[2], true
-		}
-	case len(line) > 16 && line[3] == ' ' && line[6] == ' ' && line[9] == ':':
-		if m := syslogPattern.FindStringSubmatch(line); m != nil {
-			attrs[attrHostName], attrs[attrProcessName] = m[1], m[2]
-			if pid, err := strconv.ParseInt(m[3], 10, 64); err == nil {
-				attrs[attrProcessPID] = pid
-			}
-			return m[4], true
-		}
-	case strings.HasPrefix(line, "message repeated "):
-		if m := repeatPattern.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.ParseInt(m[1], 10, 64)
-			attrs[attrRepeated] = n
-			return m[2], true
-		}
-	case strings.HasPrefix(line, "(") && strings.Contains(line, " pid="):
-		if m := processPattern.FindStringSubmatch(line); m != nil {
-			attrs[attrProcessTitle] = m[1]
-			if pid, err := strconv.ParseInt(m[2], 10, 64); err == nil {
-				attrs[attrProcessPID] = pid
-			}
-			return m[3], true
-		}
-	case strings.HasSuffix(line, " across cluster]"):
-		if m := rayRepeatPattern.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.ParseInt(m[2], 10, 64)
-			attrs[attrRepeated] = n
-			return m[1], true
-		}
-	case strings.HasPrefix(line, "[rank"):
-		if m := rankPattern.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.ParseInt(m[1], 10, 64)
-			attrs[attrRank] = n
-			return m[2], true
-		}
-	}
-	if i := strings.IndexByte(line, '|'); i > 0 && i < 64 {
-		if m := composePattern.FindStringSubmatch(line); m != nil {
-			attrs[attrContainerName] = m[1] + m[2] + m[3]
-			return m[4], true
-		}
-	}
-	// A terminal UI's box (k9s): "│ line │".
-	if rest, ok := strings.CutPrefix(line, "│ "); ok {
-		return strings.TrimRight(strings.TrimSuffix(strings.TrimRight(rest, " "), "│"), " "), true
 	}
 	return line, false
+}
+
+// A peeler recognizes one wrapper (a cheap check first, then its pattern)
+// and returns the line without it.
+type peeler func(line string, attrs map[string]any) (string, bool)
+
+var peelers = []peeler{peelExportTime, peelPyRelay, peelContainerTime, peelViewerTime, peelDJL, peelPIDColumn, peelSyslog, peelRepeat, peelProcess, peelRayRepeat, peelRank, peelCompose, peelBox}
+
+func peelExportTime(line string, attrs map[string]any) (string, bool) {
+	if len(line) <= 20 || line[4] != '-' || line[10] != 'T' || !isDigit(line[0]) {
+		return "", false
+	}
+	m := kubeTimePattern.FindStringSubmatch(line)
+	if m == nil || tgiRecordPattern.MatchString(m[2]) {
+		return "", false
+	}
+	// One separator is the wrapper's; more white space is the line's own
+	// indentation (a traceback frame), unless a log export padded its
+	// column before the server's own time.
+	rest := m[2]
+	if t := strings.TrimLeft(rest, " \t"); t != "" && isDigit(t[0]) {
+		rest = t
+	}
+	attrs[attrWrapperTime] = m[1]
+	return rest, true
+}
+
+func peelPyRelay(line string, attrs map[string]any) (string, bool) {
+	if len(line) <= 26 || line[4] != '-' || line[19] != ',' || !strings.Contains(line[20:min(len(line), 80)], " - ") {
+		return "", false
+	}
+	m := pyRelayPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	attrs[attrWrapperTime], attrs[attrRelayLogger] = m[1], m[2]
+	return m[3], true
+}
+
+func peelContainerTime(line string, attrs map[string]any) (string, bool) {
+	i := strings.IndexByte(line, ' ')
+	if i <= 0 || i > 64 || len(line) < i+21 || line[i+5] != '-' || line[i+11] != 'T' {
+		return "", false
+	}
+	m := containerTimePattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	attrs[attrContainerName] = m[1]
+	return m[2], true
+}
+
+func peelViewerTime(line string, attrs map[string]any) (string, bool) {
+	if len(line) <= 20 || line[4] != '-' || line[10] != ' ' || line[13] != ':' || !isDigit(line[0]) {
+		return "", false
+	}
+	m := viewerTimePattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	attrs[attrWrapperTime] = strings.TrimSuffix(strings.TrimSuffix(m[1], "|"), " ")
+	return m[2], true
+}
+
+func peelDJL(line string, attrs map[string]any) (string, bool) {
+	if !strings.Contains(line, "] PyProcess - ") {
+		return "", false
+	}
+	m := djlPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	attrs[attrProcessTitle] = m[1]
+	return m[2], true
+}
+
+func peelPIDColumn(line string, attrs map[string]any) (string, bool) {
+	if len(line) < 4 || line[0] != '[' || !isDigit(line[1]) {
+		return "", false
+	}
+	m := pidColumnPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	putInt(attrs, attrProcessPID, m[1])
+	return m[2], true
+}
+
+func peelSyslog(line string, attrs map[string]any) (string, bool) {
+	if len(line) <= 16 || !(line[3] == ' ' && line[6] == ' ' && line[9] == ':' || strings.Contains(line[:6], "月")) {
+		return "", false
+	}
+	m := syslogPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	attrs[attrHostName], attrs[attrProcessName] = m[1], m[2]
+	putInt(attrs, attrProcessPID, m[3])
+	return m[4], true
+}
+
+func peelRepeat(line string, attrs map[string]any) (string, bool) {
+	if !strings.HasPrefix(line, "message repeated ") {
+		return "", false
+	}
+	m := repeatPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	putInt(attrs, attrRepeated, m[1])
+	return m[2], true
+}
+
+func peelProcess(line string, attrs map[string]any) (string, bool) {
+	if !strings.HasPrefix(line, "(") || !strings.Contains(line, " pid=") {
+		return "", false
+	}
+	m := processPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	attrs[attrProcessTitle] = m[1]
+	putInt(attrs, attrProcessPID, m[2])
+	return m[3], true
+}
+
+func peelRayRepeat(line string, attrs map[string]any) (string, bool) {
+	if !strings.HasSuffix(line, " across cluster]") {
+		return "", false
+	}
+	m := rayRepeatPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	putInt(attrs, attrRepeated, m[2])
+	return m[1], true
+}
+
+func peelRank(line string, attrs map[string]any) (string, bool) {
+	if !strings.HasPrefix(line, "[rank") {
+		return "", false
+	}
+	m := rankPattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	putInt(attrs, attrRank, m[1])
+	return m[2], true
+}
+
+func peelCompose(line string, attrs map[string]any) (string, bool) {
+	if i := strings.IndexByte(line, '|'); i <= 0 || i >= 64 {
+		return "", false
+	}
+	m := composePattern.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	attrs[attrContainerName] = m[1] + m[2] + m[3]
+	return m[4], true
+}
+
+// peelBox removes a terminal UI's box (k9s): "│ line │".
+func peelBox(line string, _ map[string]any) (string, bool) {
+	rest, ok := strings.CutPrefix(line, "│ ")
+	if !ok {
+		return "", false
+	}
+	return strings.TrimRight(strings.TrimSuffix(strings.TrimRight(rest, " "), "│"), " "), true
+}
+
+// putInt records a decimal capture as an int attribute; an empty one (an
+// optional group that did not match) is left out.
+func putInt(attrs map[string]any, key, digits string) {
+	if n, err := strconv.ParseInt(digits, 10, 64); err == nil {
+		attrs[key] = n
+	}
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
