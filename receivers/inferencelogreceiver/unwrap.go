@@ -77,6 +77,8 @@ var (
 	// "(EngineCore_DP0 pid=2) ", "(VllmWorker rank=0 pid=3) ") or Ray
 	// ("(WorkerDict pid=4, ip=10.0.0.5) ").
 	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: rank=\d+)? pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
+	// A terminal UI's box (k9s): "│ line   │".
+	boxPattern = regexp.MustCompile(`^│ (.*?) *│? *$`)
 	// Ray's de-duplication suffix: " [repeated 3x across cluster]".
 	rayRepeatPattern = regexp.MustCompile(`^(.*) \[repeated (\d+)x across cluster\]$`)
 )
@@ -108,31 +110,92 @@ func hasANSI(s string) bool {
 // unwrapOnce peels one wrapper off line, if it has one: the first peeler
 // that recognizes its wrapper wins.
 func unwrapOnce(line string, attrs map[string]any) (string, bool) {
-	for _, peel := range peelers {
-		if rest, ok := peel(line, attrs); ok {
-			return rest, true
+	for i := range peelers {
+		p := &peelers[i]
+		if !p.quick(line) {
+			continue
+		}
+		if m := p.re.FindStringSubmatch(line); m != nil {
+			if rest, ok := p.apply(m, attrs); ok {
+				return rest, true
+			}
 		}
 	}
 	return line, false
 }
 
-// A peeler recognizes one wrapper (a cheap check first, then its pattern)
-// and returns the line without it.
-type peeler func(line string, attrs map[string]any) (string, bool)
+// A peeler recognizes one wrapper: a cheap check of the line, then its
+// pattern, whose submatches apply turns into attributes and the rest of
+// the line (ok false: not this wrapper after all).
+type peeler struct {
+	quick func(line string) bool
+	re    *regexp.Regexp
+	apply func(m []string, attrs map[string]any) (rest string, ok bool)
+}
 
-var peelers = []peeler{peelExportTime, peelPyRelay, peelContainerTime, peelViewerTime, peelDJL, peelPIDColumn, peelSyslog, peelRepeat, peelProcess, peelRayRepeat, peelRank, peelCompose, peelBox}
+var peelers = []peeler{
+	{quick: rfc3339At(0), re: kubeTimePattern, apply: applyExportTime},
+	{quick: pyRelayQuick, re: pyRelayPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrWrapperTime], attrs[attrRelayLogger] = m[1], m[2]
+		return m[3], true
+	}},
+	{quick: containerTimeQuick, re: containerTimePattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrContainerName] = m[1]
+		return m[2], true
+	}},
+	{quick: viewerTimeQuick, re: viewerTimePattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrWrapperTime] = strings.TrimSuffix(strings.TrimSuffix(m[1], "|"), " ")
+		return m[2], true
+	}},
+	{quick: contains("] PyProcess - "), re: djlPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrProcessTitle] = m[1]
+		return m[2], true
+	}},
+	{quick: func(l string) bool { return len(l) > 3 && l[0] == '[' && isDigit(l[1]) }, re: pidColumnPattern,
+		apply: func(m []string, attrs map[string]any) (string, bool) {
+			putInt(attrs, attrProcessPID, m[1])
+			return m[2], true
+		}},
+	{quick: syslogQuick, re: syslogPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrHostName], attrs[attrProcessName] = m[1], m[2]
+		putInt(attrs, attrProcessPID, m[3])
+		return m[4], true
+	}},
+	{quick: prefix("message repeated "), re: repeatPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		putInt(attrs, attrRepeated, m[1])
+		return m[2], true
+	}},
+	{quick: func(l string) bool { return strings.HasPrefix(l, "(") && strings.Contains(l, " pid=") }, re: processPattern,
+		apply: func(m []string, attrs map[string]any) (string, bool) {
+			attrs[attrProcessTitle] = m[1]
+			putInt(attrs, attrProcessPID, m[2])
+			return m[3], true
+		}},
+	{quick: func(l string) bool { return strings.HasSuffix(l, " across cluster]") }, re: rayRepeatPattern,
+		apply: func(m []string, attrs map[string]any) (string, bool) {
+			putInt(attrs, attrRepeated, m[2])
+			return m[1], true
+		}},
+	{quick: prefix("[rank"), re: rankPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		putInt(attrs, attrRank, m[1])
+		return m[2], true
+	}},
+	{quick: func(l string) bool { i := strings.IndexByte(l, '|'); return i > 0 && i < 64 }, re: composePattern,
+		apply: func(m []string, attrs map[string]any) (string, bool) {
+			attrs[attrContainerName] = m[1] + m[2] + m[3]
+			return m[4], true
+		}},
+	// A terminal UI's box (k9s): "│ line │".
+	{quick: prefix("│ "), re: boxPattern, apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+}
 
-func peelExportTime(line string, attrs map[string]any) (string, bool) {
-	if len(line) <= 20 || line[4] != '-' || line[10] != 'T' || !isDigit(line[0]) {
+// applyExportTime keeps a TGI record's own leading time, and the line's
+// indentation after the wrapper's one separator (a traceback frame), unless
+// a log export padded its column before the server's own time.
+func applyExportTime(m []string, attrs map[string]any) (string, bool) {
+	if tgiRecordPattern.MatchString(m[2]) {
 		return "", false
 	}
-	m := kubeTimePattern.FindStringSubmatch(line)
-	if m == nil || tgiRecordPattern.MatchString(m[2]) {
-		return "", false
-	}
-	// One separator is the wrapper's; more white space is the line's own
-	// indentation (a traceback frame), unless a log export padded its
-	// column before the server's own time.
 	rest := m[2]
 	if t := strings.TrimLeft(rest, " \t"); t != "" && isDigit(t[0]) {
 		rest = t
@@ -141,148 +204,34 @@ func peelExportTime(line string, attrs map[string]any) (string, bool) {
 	return rest, true
 }
 
-func peelPyRelay(line string, attrs map[string]any) (string, bool) {
-	if len(line) <= 26 || line[4] != '-' || line[19] != ',' || !strings.Contains(line[20:min(len(line), 80)], " - ") {
-		return "", false
-	}
-	m := pyRelayPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	attrs[attrWrapperTime], attrs[attrRelayLogger] = m[1], m[2]
-	return m[3], true
+// rfc3339At is the cheap check for an RFC 3339 date and time at line[i:].
+func rfc3339At(i int) func(string) bool {
+	return func(l string) bool { return len(l) > i+20 && isDigit(l[i]) && l[i+4] == '-' && l[i+10] == 'T' }
 }
 
-func peelContainerTime(line string, attrs map[string]any) (string, bool) {
-	i := strings.IndexByte(line, ' ')
-	if i <= 0 || i > 64 || len(line) < i+21 || line[i+5] != '-' || line[i+11] != 'T' {
-		return "", false
-	}
-	m := containerTimePattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	attrs[attrContainerName] = m[1]
-	return m[2], true
+func pyRelayQuick(l string) bool {
+	return len(l) > 26 && l[4] == '-' && l[19] == ',' && strings.Contains(l[20:min(len(l), 80)], " - ")
 }
 
-func peelViewerTime(line string, attrs map[string]any) (string, bool) {
-	if len(line) <= 20 || line[4] != '-' || line[10] != ' ' || line[13] != ':' || !isDigit(line[0]) {
-		return "", false
-	}
-	m := viewerTimePattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	attrs[attrWrapperTime] = strings.TrimSuffix(strings.TrimSuffix(m[1], "|"), " ")
-	return m[2], true
+func containerTimeQuick(l string) bool {
+	i := strings.IndexByte(l, ' ')
+	return i > 0 && i <= 64 && rfc3339At(i+1)(l)
 }
 
-func peelDJL(line string, attrs map[string]any) (string, bool) {
-	if !strings.Contains(line, "] PyProcess - ") {
-		return "", false
-	}
-	m := djlPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	attrs[attrProcessTitle] = m[1]
-	return m[2], true
+func viewerTimeQuick(l string) bool {
+	return len(l) > 20 && isDigit(l[0]) && l[4] == '-' && l[10] == ' ' && l[13] == ':'
 }
 
-func peelPIDColumn(line string, attrs map[string]any) (string, bool) {
-	if len(line) < 4 || line[0] != '[' || !isDigit(line[1]) {
-		return "", false
-	}
-	m := pidColumnPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	putInt(attrs, attrProcessPID, m[1])
-	return m[2], true
+func syslogQuick(l string) bool {
+	return len(l) > 16 && (l[3] == ' ' && l[6] == ' ' && l[9] == ':' || strings.Contains(l[:6], "月"))
 }
 
-func peelSyslog(line string, attrs map[string]any) (string, bool) {
-	if len(line) <= 16 || !(line[3] == ' ' && line[6] == ' ' && line[9] == ':' || strings.Contains(line[:6], "月")) {
-		return "", false
-	}
-	m := syslogPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	attrs[attrHostName], attrs[attrProcessName] = m[1], m[2]
-	putInt(attrs, attrProcessPID, m[3])
-	return m[4], true
+func prefix(p string) func(string) bool {
+	return func(l string) bool { return strings.HasPrefix(l, p) }
 }
 
-func peelRepeat(line string, attrs map[string]any) (string, bool) {
-	if !strings.HasPrefix(line, "message repeated ") {
-		return "", false
-	}
-	m := repeatPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	putInt(attrs, attrRepeated, m[1])
-	return m[2], true
-}
-
-func peelProcess(line string, attrs map[string]any) (string, bool) {
-	if !strings.HasPrefix(line, "(") || !strings.Contains(line, " pid=") {
-		return "", false
-	}
-	m := processPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	attrs[attrProcessTitle] = m[1]
-	putInt(attrs, attrProcessPID, m[2])
-	return m[3], true
-}
-
-func peelRayRepeat(line string, attrs map[string]any) (string, bool) {
-	if !strings.HasSuffix(line, " across cluster]") {
-		return "", false
-	}
-	m := rayRepeatPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	putInt(attrs, attrRepeated, m[2])
-	return m[1], true
-}
-
-func peelRank(line string, attrs map[string]any) (string, bool) {
-	if !strings.HasPrefix(line, "[rank") {
-		return "", false
-	}
-	m := rankPattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	putInt(attrs, attrRank, m[1])
-	return m[2], true
-}
-
-func peelCompose(line string, attrs map[string]any) (string, bool) {
-	if i := strings.IndexByte(line, '|'); i <= 0 || i >= 64 {
-		return "", false
-	}
-	m := composePattern.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	attrs[attrContainerName] = m[1] + m[2] + m[3]
-	return m[4], true
-}
-
-// peelBox removes a terminal UI's box (k9s): "│ line │".
-func peelBox(line string, _ map[string]any) (string, bool) {
-	rest, ok := strings.CutPrefix(line, "│ ")
-	if !ok {
-		return "", false
-	}
-	return strings.TrimRight(strings.TrimSuffix(strings.TrimRight(rest, " "), "│"), " "), true
+func contains(p string) func(string) bool {
+	return func(l string) bool { return strings.Contains(l, p) }
 }
 
 // putInt records a decimal capture as an int attribute; an empty one (an
