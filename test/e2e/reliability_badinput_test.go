@@ -356,8 +356,10 @@ func TestReliabilityLiveMockFaults(t *testing.T) {
 // TestReliabilityInferenceLogGarbage feeds builtin:inference-logs a vLLM
 // log with garbage between the real lines (binary bytes, invalid UTF-8, a
 // 200 KB line, control characters, half a JSON object, a truncated vLLM
-// line): every real request line arrives, every garbage line is kept as a
-// parse_error record and counted, and the collector stays healthy.
+// line, a stray traceback header): every real request line arrives, every
+// garbage line is kept as a parse_error record and counted (the traceback
+// header, a continuation line, folded into the record before it), and the
+// collector stays healthy.
 func TestReliabilityInferenceLogGarbage(t *testing.T) {
 	sink, addr := StartOTLPSink(t)
 	dir := t.TempDir()
@@ -378,11 +380,17 @@ func TestReliabilityInferenceLogGarbage(t *testing.T) {
 	}
 	const realRequests = 50
 	var b strings.Builder
+	folded := 0 // traceback headers, which fold into the record before them
 	for i := 0; i < realRequests; i++ {
 		b.WriteString(vllmChunk(i))
-		b.WriteString(garbage[i%len(garbage)])
+		g := garbage[i%len(garbage)]
+		if strings.HasPrefix(g, "Traceback") {
+			folded++
+		}
+		b.WriteString(g)
 		b.WriteByte('\n')
 	}
+	unparsed := realRequests - folded
 	require.NoError(t, os.WriteFile(logPath, []byte(b.String()), 0o600))
 	col := StartCollector(t, "--config", "builtin:inference-logs")
 	col.WaitHealthy(t, time.Minute)
@@ -392,7 +400,7 @@ func TestReliabilityInferenceLogGarbage(t *testing.T) {
 	var parseErrors float64
 	require.True(t, waitFor(time.Minute, func() bool {
 		parseErrors = sumSeriesOrZero(scrape(t, selfURL), "otelcol_inference_log_records", `outcome="parse_error"`)
-		return parseErrors >= realRequests
+		return parseErrors >= float64(unparsed)
 	}), "parse_error records: %v", parseErrors)
 	time.Sleep(time.Second) // nothing else should arrive
 	requests, _, _ := inferenceLogSnapshot(sink)
@@ -403,16 +411,20 @@ func TestReliabilityInferenceLogGarbage(t *testing.T) {
 	m := scrape(t, selfURL)
 	parseErrors = sumSeries(t, m, "otelcol_inference_log_records", `outcome="parse_error"`)
 	parsed := sumSeries(t, m, "otelcol_inference_log_records", `outcome="parsed"`)
-	flagged := 0
+	flagged, withTraceback := 0, 0
 	sink.EachLogRecord(func(_ pcommon.Resource, lr plog.LogRecord) {
 		if _, ok := lr.Attributes().Get("inference_log.parse_error"); ok {
 			flagged++
 		}
+		if strings.HasSuffix(lr.Body().AsString(), "\nTraceback (most recent call last):") {
+			withTraceback++
+		}
 	})
 	t.Logf("records: %.0f parsed, %.0f parse_error (garbage lines written: %d); %d at the sink flagged parse_error, %d log records in all",
 		parsed, parseErrors, realRequests, flagged, sink.LogRecordCount())
-	assert.Equal(t, float64(realRequests), parseErrors, "one parse_error per garbage line")
-	assert.Equal(t, realRequests, flagged, "every garbage line arrives flagged, with its raw body")
+	assert.Equal(t, float64(unparsed), parseErrors, "one parse_error per garbage line that is not a continuation")
+	assert.Equal(t, unparsed, flagged, "every such garbage line arrives flagged, with its raw body")
+	assert.Equal(t, folded, withTraceback, "every traceback header arrives folded into the record before it")
 	assert.Equal(t, float64(sink.LogRecordCount()), parsed+parseErrors, "every line read is at the sink")
 	assert.Zero(t, sumSeriesOrZero(m, "otelcol_inference_log_records_dropped"))
 	col.WaitHealthy(t, 30*time.Second)
