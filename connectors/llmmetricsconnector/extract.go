@@ -175,30 +175,17 @@ func (e *extractor) evaluationEvent(events ptrace.SpanEventSlice, f *spanFacts) 
 		if !ok {
 			continue
 		}
-		score, ok := number(sv)
-		if !ok || !finite(score) {
+		score, why := genai.ScoreOf(sv) // a finite number, or a string holding one
+		if why != genai.Valid {
 			e.counts.ignore(genai.AttrEvaluationScore, reasonWrongType)
 			continue
 		}
-		f.evalScore, f.hasEval = score, true
+		f.evalScore, f.hasEval = score.V, true
 		if nv, ok := attrs.Get(genai.AttrEvaluationName); ok {
 			f.evalName = str(nv)
 		}
 		return
 	}
-}
-
-func number(v pcommon.Value) (float64, bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		return v.Double(), true
-	case pcommon.ValueTypeInt:
-		return float64(v.Int()), true
-	case pcommon.ValueTypeStr:
-		f, err := strconv.ParseFloat(v.Str(), 64)
-		return f, err == nil
-	}
-	return 0, false
 }
 
 func str(v pcommon.Value) string {
