@@ -1,8 +1,6 @@
 package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connectors/llmmetricsconnector"
 
 import (
-	"math"
-
 	"github.com/lightstep/go-expohisto/structure"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -117,6 +115,3 @@ func (h *histogram) appendTo(m pmetric.Metric, start, now pcommon.Timestamp) pco
 	h.CopyTo(dp)
 	return dp.Attributes()
 }
-
-// finite reports whether v can be recorded.
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
