@@ -116,7 +116,7 @@ func TestPresetsLoad(t *testing.T) {
 				if f.Metric != nil {
 					assert.NotEmpty(t, f.Metric.Unit, "metric of %s has a unit", capture)
 					assert.NotEmpty(t, f.Metric.Description, "metric of %s has a description", capture)
-					assert.Contains(t, []string{"int", "double"}, f.Type, "metric of %s is numeric", capture)
+					assert.Contains(t, []string{"int", "double", "duration"}, f.Type, "metric of %s is numeric (a duration converts to seconds)", capture)
 				}
 			}
 		})

@@ -116,12 +116,20 @@ func checkEntry(t testing.TB, pp *presetPipeline, line string, e *entry.Entry) {
 			ms := sms.At(j).Metrics()
 			for k := 0; k < ms.Len(); k++ {
 				m := ms.At(k)
-				var dps pmetric.NumberDataPointSlice
+				dps := pmetric.NewNumberDataPointSlice()
 				switch m.Type() {
 				case pmetric.MetricTypeGauge:
 					dps = m.Gauge().DataPoints()
 				case pmetric.MetricTypeSum:
 					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeHistogram:
+					hps := m.Histogram().DataPoints()
+					for d := 0; d < hps.Len(); d++ {
+						hp := hps.At(d)
+						require.Equal(t, uint64(1), hp.Count(), "preset %s, line %q: %s holds the line's one value", pp.preset.name, line, m.Name())
+						require.False(t, math.IsNaN(hp.Sum()) || math.IsInf(hp.Sum(), 0),
+							"preset %s, line %q: %s sum = %v", pp.preset.name, line, m.Name(), hp.Sum())
+					}
 				default:
 					require.Failf(t, "unexpected metric type", "%s is %s", m.Name(), m.Type())
 				}

@@ -91,6 +91,12 @@ func pinMetricYears(md pmetric.Metrics) {
 			dps = m.Gauge().DataPoints()
 		case pmetric.MetricTypeSum:
 			dps = m.Sum().DataPoints()
+		case pmetric.MetricTypeHistogram:
+			hps := m.Histogram().DataPoints()
+			for j := 0; j < hps.Len(); j++ {
+				hps.At(j).SetStartTimestamp(pinYear(hps.At(j).StartTimestamp()))
+				hps.At(j).SetTimestamp(pinYear(hps.At(j).Timestamp()))
+			}
 		}
 		for j := 0; j < dps.Len(); j++ {
 			dps.At(j).SetTimestamp(pinYear(dps.At(j).Timestamp()))

@@ -98,6 +98,37 @@ func expectedRecords(t *testing.T, preset, path string) int {
 	return n
 }
 
+// mergeHistogramPoints folds the points of each attribute set into one:
+// how the reads fall into batches varies between runs, their sum does not.
+func mergeHistogramPoints(dps pmetric.HistogramDataPointSlice) {
+	merged := pmetric.NewHistogramDataPointSlice()
+	byAttrs := map[string]pmetric.HistogramDataPoint{}
+	for i := 0; i < dps.Len(); i++ {
+		p := dps.At(i)
+		k := fmt.Sprint(p.Attributes().AsRaw())
+		q, ok := byAttrs[k]
+		if !ok {
+			q = merged.AppendEmpty()
+			p.CopyTo(q)
+			byAttrs[k] = q
+			continue
+		}
+		q.SetMin(min(q.Min(), p.Min()))
+		q.SetMax(max(q.Max(), p.Max()))
+		q.SetStartTimestamp(min(q.StartTimestamp(), p.StartTimestamp()))
+		q.SetTimestamp(max(q.Timestamp(), p.Timestamp()))
+		q.SetCount(q.Count() + p.Count())
+		q.SetSum(q.Sum() + p.Sum())
+		for j := 0; j < q.BucketCounts().Len(); j++ {
+			q.BucketCounts().SetAt(j, q.BucketCounts().At(j)+p.BucketCounts().At(j))
+		}
+	}
+	merged.Sort(func(a, b pmetric.HistogramDataPoint) bool {
+		return fmt.Sprint(a.Attributes().AsRaw()) < fmt.Sprint(b.Attributes().AsRaw())
+	})
+	merged.CopyTo(dps)
+}
+
 // countLines counts the non-empty lines of a file.
 func countLines(t *testing.T, path string) int {
 	t.Helper()
@@ -157,9 +188,12 @@ func mergeMetrics(batches []pmetric.Metrics) pmetric.Metrics {
 						byName[m.Name()] = dst
 						continue
 					}
-					if m.Type() == pmetric.MetricTypeSum {
+					switch m.Type() {
+					case pmetric.MetricTypeSum:
 						m.Sum().DataPoints().MoveAndAppendTo(dst.Sum().DataPoints())
-					} else {
+					case pmetric.MetricTypeHistogram:
+						m.Histogram().DataPoints().MoveAndAppendTo(dst.Histogram().DataPoints())
+					default:
 						m.Gauge().DataPoints().MoveAndAppendTo(dst.Gauge().DataPoints())
 					}
 				}
@@ -169,6 +203,10 @@ func mergeMetrics(batches []pmetric.Metrics) pmetric.Metrics {
 	// Routers regroup entries, so points leave in an order that varies
 	// between runs; order them by time, then attributes, then value.
 	for _, m := range byName {
+		if m.Type() == pmetric.MetricTypeHistogram {
+			mergeHistogramPoints(m.Histogram().DataPoints())
+			continue
+		}
 		var dps pmetric.NumberDataPointSlice
 		if m.Type() == pmetric.MetricTypeSum {
 			dps = m.Sum().DataPoints()

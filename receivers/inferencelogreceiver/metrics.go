@@ -1,6 +1,7 @@
 package inferencelogreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver"
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
@@ -8,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver/internal/metadata"
 )
 
@@ -35,6 +37,17 @@ func newMetricsBuilder(p *preset, namespace string, start time.Time, version str
 type resourceMetrics struct {
 	sm      pmetric.ScopeMetrics
 	metrics map[string]pmetric.Metric
+	// hists are the histogram series of this build, by metric name and
+	// series attributes.
+	hists map[string]*histSeries
+}
+
+// histSeries is one histogram series of a build: the values of one read.
+type histSeries struct {
+	m           pmetric.Metric
+	entry       *entry.Entry // the first entry of the series, for its attributes
+	h           genai.ExplicitHistogram
+	first, last time.Time
 }
 
 // build returns the metrics for entries and the number of points.
@@ -56,11 +69,15 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 			if rm == nil {
 				rm = b.resourceFor(md, byResource, e)
 			}
-			dp := b.metricFor(rm, f).AppendEmpty()
 			ts := e.Timestamp
 			if ts.IsZero() {
 				ts = e.ObservedTimestamp
 			}
+			if len(f.Metric.Buckets) > 0 {
+				b.observe(rm, f, e, val, ts)
+				continue
+			}
+			dp := b.metricFor(rm, f).AppendEmpty()
 			dp.SetTimestamp(pcommon.NewTimestampFromTime(ts))
 			if f.Metric.Monotonic {
 				dp.SetStartTimestamp(b.startTime)
@@ -74,7 +91,74 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 			points++
 		}
 	}
+	for _, rm := range byResource {
+		points += b.emitHistograms(rm)
+	}
 	return md, points
+}
+
+// observe adds val to the histogram series of field f that entry e belongs
+// to (its metric attributes).
+func (b *metricsBuilder) observe(rm *resourceMetrics, f *fieldSpec, e *entry.Entry, val float64, ts time.Time) {
+	key := b.names[f.Capture]
+	if v, ok := e.Attributes[attrFileName].(string); ok {
+		key += "\x00" + v
+	}
+	for _, a := range b.preset.metricAttrs {
+		key += "\x00" + fmt.Sprint(e.Attributes[a.Attribute])
+	}
+	hs, ok := rm.hists[key]
+	if !ok {
+		hs = &histSeries{m: b.histogramFor(rm, f), entry: e, h: genai.ExplicitHistogram{Bounds: f.Metric.Buckets}, first: ts, last: ts}
+		if rm.hists == nil {
+			rm.hists = map[string]*histSeries{}
+		}
+		rm.hists[key] = hs
+	}
+	hs.h.Record(val)
+	hs.first, hs.last = minTime(hs.first, ts), maxTime(hs.last, ts)
+}
+
+// emitHistograms writes one point per histogram series of rm: the values
+// of this read, over the times of its records.
+func (b *metricsBuilder) emitHistograms(rm *resourceMetrics) int {
+	for _, hs := range rm.hists {
+		dp := hs.m.Histogram().DataPoints().AppendEmpty()
+		hs.h.CopyTo(dp)
+		dp.SetStartTimestamp(pcommon.NewTimestampFromTime(hs.first))
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(hs.last))
+		b.pointAttributes(hs.entry, dp.Attributes())
+	}
+	return len(rm.hists)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// histogramFor is metricFor for a histogram field.
+func (b *metricsBuilder) histogramFor(rm *resourceMetrics, f *fieldSpec) pmetric.Metric {
+	name := b.names[f.Capture]
+	m, ok := rm.metrics[name]
+	if !ok {
+		m = rm.sm.Metrics().AppendEmpty()
+		m.SetName(name)
+		m.SetUnit(f.Metric.Unit)
+		m.SetDescription(f.Metric.Description)
+		m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+		rm.metrics[name] = m
+	}
+	return m
 }
 
 func (b *metricsBuilder) resourceFor(md pmetric.Metrics, byResource map[uint64]*resourceMetrics, e *entry.Entry) *resourceMetrics {

@@ -73,6 +73,10 @@ type metricSpec struct {
 	// Monotonic makes the metric a cumulative monotonic sum (the server logs a
 	// running total); otherwise it is a gauge.
 	Monotonic bool `yaml:"monotonic"`
+	// Buckets make the metric an explicit-bucket histogram of the values of
+	// one read (delta temporality), for per-request fields (TGI's request
+	// timings, Ollama's GIN latencies) where a gauge would keep only the last.
+	Buckets []float64 `yaml:"buckets"`
 }
 
 var fieldTypes = []string{"string", "lower", "int", "double", "duration"}
@@ -151,6 +155,12 @@ func loadPreset(name string, params presetParams) (*preset, error) {
 			return nil, fmt.Errorf("preset %q: capture %q listed twice", name, f.Capture)
 		}
 		p.fields[f.Capture] = f
+		if f.Metric != nil && len(f.Metric.Buckets) > 0 && f.Metric.Monotonic {
+			return nil, fmt.Errorf("preset %q field %q: a metric is a histogram (buckets) or monotonic, not both", name, f.Capture)
+		}
+		if f.Metric != nil && !slices.IsSorted(f.Metric.Buckets) {
+			return nil, fmt.Errorf("preset %q field %q: metric buckets must increase", name, f.Capture)
+		}
 		if f.Metric != nil {
 			p.metrics = append(p.metrics, f)
 		}
