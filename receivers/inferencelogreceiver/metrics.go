@@ -146,20 +146,33 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// histogramFor is metricFor for a histogram field.
-func (b *metricsBuilder) histogramFor(rm *resourceMetrics, f *fieldSpec) pmetric.Metric {
+// metric returns rm's metric of field f, adding it (of the field's type)
+// on first use.
+func (b *metricsBuilder) metric(rm *resourceMetrics, f *fieldSpec) pmetric.Metric {
 	name := b.names[f.Capture]
-	m, ok := rm.metrics[name]
-	if !ok {
-		m = rm.sm.Metrics().AppendEmpty()
-		m.SetName(name)
-		m.SetUnit(f.Metric.Unit)
-		m.SetDescription(f.Metric.Description)
-		m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
-		rm.metrics[name] = m
+	if m, ok := rm.metrics[name]; ok {
+		return m
 	}
+	m := rm.sm.Metrics().AppendEmpty()
+	m.SetName(name)
+	m.SetUnit(f.Metric.Unit)
+	m.SetDescription(f.Metric.Description)
+	switch {
+	case len(f.Metric.Buckets) > 0:
+		m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+	case f.Metric.Monotonic:
+		s := m.SetEmptySum()
+		s.SetIsMonotonic(true)
+		s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	default:
+		m.SetEmptyGauge()
+	}
+	rm.metrics[name] = m
 	return m
 }
+
+// histogramFor is rm's histogram metric of field f.
+func (b *metricsBuilder) histogramFor(rm *resourceMetrics, f *fieldSpec) pmetric.Metric { return b.metric(rm, f) }
 
 func (b *metricsBuilder) resourceFor(md pmetric.Metrics, byResource map[uint64]*resourceMetrics, e *entry.Entry) *resourceMetrics {
 	h := adapter.HashResource(e.Resource)
@@ -178,23 +191,9 @@ func (b *metricsBuilder) resourceFor(md pmetric.Metrics, byResource map[uint64]*
 	return rm
 }
 
+// metricFor is the data points of rm's gauge or sum metric of field f.
 func (b *metricsBuilder) metricFor(rm *resourceMetrics, f *fieldSpec) pmetric.NumberDataPointSlice {
-	name := b.names[f.Capture]
-	m, ok := rm.metrics[name]
-	if !ok {
-		m = rm.sm.Metrics().AppendEmpty()
-		m.SetName(name)
-		m.SetUnit(f.Metric.Unit)
-		m.SetDescription(f.Metric.Description)
-		if f.Metric.Monotonic {
-			s := m.SetEmptySum()
-			s.SetIsMonotonic(true)
-			s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		} else {
-			m.SetEmptyGauge()
-		}
-		rm.metrics[name] = m
-	}
+	m := b.metric(rm, f)
 	if f.Metric.Monotonic {
 		return m.Sum().DataPoints()
 	}
