@@ -109,7 +109,7 @@ func (b *metricsBuilder) observe(rm *resourceMetrics, f *fieldSpec, e *entry.Ent
 	}
 	hs, ok := rm.hists[key]
 	if !ok {
-		hs = &histSeries{m: b.histogramFor(rm, f), entry: e, h: genai.ExplicitHistogram{Bounds: f.Metric.Buckets}, first: ts, last: ts}
+		hs = &histSeries{m: b.metric(rm, f), entry: e, h: genai.ExplicitHistogram{Bounds: f.Metric.Buckets}, first: ts, last: ts}
 		if rm.hists == nil {
 			rm.hists = map[string]*histSeries{}
 		}
@@ -170,9 +170,6 @@ func (b *metricsBuilder) metric(rm *resourceMetrics, f *fieldSpec) pmetric.Metri
 	rm.metrics[name] = m
 	return m
 }
-
-// histogramFor is rm's histogram metric of field f.
-func (b *metricsBuilder) histogramFor(rm *resourceMetrics, f *fieldSpec) pmetric.Metric { return b.metric(rm, f) }
 
 func (b *metricsBuilder) resourceFor(md pmetric.Metrics, byResource map[uint64]*resourceMetrics, e *entry.Entry) *resourceMetrics {
 	h := adapter.HashResource(e.Resource)
