@@ -49,7 +49,7 @@ func benchFileOf(b *testing.B, preset string, samples ...string) string {
 		require.NoError(b, err)
 		for _, l := range strings.Split(string(raw), "\n") {
 			l = strings.TrimRight(l, " \t\r")
-			if l == "" || p.continuation != nil && p.continuation.MatchString(unwrap(l, map[string]any{})) {
+			if l == "" || isContinuation(p, l) {
 				continue
 			}
 			lines = append(lines, l)

@@ -88,9 +88,7 @@ func expectedRecords(t *testing.T, preset, path string) int {
 		if line == "" {
 			continue
 		}
-		// The file input trims trailing white space (and keeps leading).
-		line = strings.TrimRight(line, " \t\r")
-		cont := p.continuation != nil && p.continuation.MatchString(unwrap(line, map[string]any{}))
+		cont := isContinuation(p, line)
 		if !cont || n == 0 { // leading continuation lines make one record
 			n++
 		}
@@ -127,6 +125,14 @@ func mergeHistogramPoints(dps pmetric.HistogramDataPointSlice) {
 		return fmt.Sprint(a.Attributes().AsRaw()) < fmt.Sprint(b.Attributes().AsRaw())
 	})
 	merged.CopyTo(dps)
+}
+
+// isContinuation reports whether the preset folds line into the record
+// before it, as the receiver sees the line: trailing white space trimmed by
+// the file input (leading kept), wrappers peeled.
+func isContinuation(p *preset, line string) bool {
+	line = strings.TrimRight(line, " \t\r")
+	return p.continuation != nil && p.continuation.MatchString(unwrap(line, map[string]any{}))
 }
 
 // countLines counts the non-empty lines of a file.
