@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -165,4 +169,49 @@ func CheckSelfMetricNames(t testing.TB, dir string, names []string) {
 			t.Errorf("telemetry.metrics lists %s, which the code does not create", n)
 		}
 	}
+}
+
+// CounterSum sums the points of the int counter name whose attributes
+// include every one of kv; a counter that was never recorded sums to 0.
+func CounterSum(t testing.TB, tel *componenttest.Telemetry, name string, kv ...attribute.KeyValue) int64 {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	if err != nil {
+		return 0
+	}
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	require.True(t, ok, "%s is an int counter", name)
+	var total int64
+	for _, dp := range sum.DataPoints {
+		if hasAll(dp.Attributes, kv) {
+			total += dp.Value
+		}
+	}
+	return total
+}
+
+// GaugeValue is the value of the int gauge name's point whose attributes
+// include every one of kv; it fails the test when there is no such point.
+func GaugeValue(t testing.TB, tel *componenttest.Telemetry, name string, kv ...attribute.KeyValue) int64 {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	require.NoError(t, err, name)
+	g, ok := m.Data.(metricdata.Gauge[int64])
+	require.True(t, ok, "%s is an int gauge", name)
+	for _, dp := range g.DataPoints {
+		if hasAll(dp.Attributes, kv) {
+			return dp.Value
+		}
+	}
+	require.Failf(t, "no gauge point", "%s has no point with %v", name, kv)
+	return 0
+}
+
+func hasAll(set attribute.Set, kv []attribute.KeyValue) bool {
+	for _, want := range kv {
+		if got, present := set.Value(want.Key); !present || got != want.Value {
+			return false
+		}
+	}
+	return true
 }

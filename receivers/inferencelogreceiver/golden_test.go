@@ -8,6 +8,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/otelcol-llm/otelcol-llm/internal/goldentest"
+	"github.com/otelcol-llm/otelcol-llm/internal/metadatatest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -74,9 +75,9 @@ func TestPresetGolden(t *testing.T) {
 				}
 			}
 			require.Positive(t, parseErrors, "each sample log has malformed lines")
-			assert.Equal(t, int64(parseErrors), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
-			assert.Equal(t, int64(lines-parseErrors), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParsed)))
-			assert.Equal(t, int64(metrics.DataPointCount()), counterValue(t, s.tel, "otelcol_inference_log_metric_points", preset, attribute.String("outcome", outcomeSent)))
+			assert.Equal(t, int64(parseErrors), metadatatest.CounterSum(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
+			assert.Equal(t, int64(lines-parseErrors), metadatatest.CounterSum(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParsed)))
+			assert.Equal(t, int64(metrics.DataPointCount()), metadatatest.CounterSum(t, s.tel, "otelcol_inference_log_metric_points", preset, attribute.String("outcome", outcomeSent)))
 		})
 	}
 }

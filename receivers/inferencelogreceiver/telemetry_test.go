@@ -14,33 +14,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/metadatatest"
 	"github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver/internal/metadata"
 )
-
-// counterValue sums the points of an int counter whose attributes include kv.
-func counterValue(t *testing.T, tel *componenttest.Telemetry, name string, kv ...attribute.KeyValue) int64 {
-	t.Helper()
-	m, err := tel.GetMetric(name)
-	if err != nil {
-		return 0
-	}
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%s is an int counter", name)
-	var total int64
-	for _, dp := range sum.DataPoints {
-		match := true
-		for _, want := range kv {
-			got, present := dp.Attributes.Value(want.Key)
-			match = match && present && got == want.Value
-		}
-		if match {
-			total += dp.Value
-		}
-	}
-	return total
-}
 
 // TestMalformedLinesKeptAndCounted feeds good and broken lines: every line
 // comes out (the indented continuation line folded into the record before
@@ -76,9 +53,9 @@ func TestMalformedLinesKeptAndCounted(t *testing.T) {
 	assert.Equal(t, 3, withError)
 	assert.Equal(t, 1, folded, "the continuation line is folded into the stats line before it")
 	preset := attribute.String("preset", "vllm")
-	assert.Equal(t, int64(3), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParsed)))
-	assert.Equal(t, int64(3), counterValue(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
-	assert.Zero(t, counterValue(t, s.tel, "otelcol_inference_log_records_dropped"))
+	assert.Equal(t, int64(3), metadatatest.CounterSum(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParsed)))
+	assert.Equal(t, int64(3), metadatatest.CounterSum(t, s.tel, "otelcol_inference_log_records", preset, attribute.String("outcome", outcomeParseError)))
+	assert.Zero(t, metadatatest.CounterSum(t, s.tel, "otelcol_inference_log_records_dropped"))
 }
 
 // TestRefusedRecordsCounted checks records and points the next consumer
@@ -102,8 +79,8 @@ func TestRefusedRecordsCounted(t *testing.T) {
 	require.NoError(t, lr.Start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, mr.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool {
-		return counterValue(t, tel, "otelcol_inference_log_records_dropped", attribute.String("reason", reasonRefused)) == 5 &&
-			counterValue(t, tel, "otelcol_inference_log_metric_points", attribute.String("outcome", outcomeDropped)) == 6
+		return metadatatest.CounterSum(t, tel, "otelcol_inference_log_records_dropped", attribute.String("reason", reasonRefused)) == 5 &&
+			metadatatest.CounterSum(t, tel, "otelcol_inference_log_metric_points", attribute.String("outcome", outcomeDropped)) == 6
 	}, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, lr.Shutdown(context.Background()))
 	require.NoError(t, mr.Shutdown(context.Background()))

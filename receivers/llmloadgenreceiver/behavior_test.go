@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/internal/metadatatest"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -270,27 +271,6 @@ func runWithTelemetry(t *testing.T, cfg *Config, traces consumer.Traces) (*synth
 	return s, tel
 }
 
-func counterValue(t *testing.T, tel *componenttest.Telemetry, name string, attrs ...attribute.KeyValue) int64 {
-	t.Helper()
-	m, err := tel.GetMetric(name)
-	require.NoError(t, err, name)
-	sum := m.Data.(metricdata.Sum[int64])
-	want := attribute.NewSet(attrs...)
-	var total int64
-	for _, dp := range sum.DataPoints {
-		match := true
-		for _, kv := range want.ToSlice() {
-			if v, ok := dp.Attributes.Value(kv.Key); !ok || v != kv.Value {
-				match = false
-			}
-		}
-		if match {
-			total += dp.Value
-		}
-	}
-	return total
-}
-
 // TestBackpressure: retryable refusals are counted and retried (nothing is
 // lost); a permanent error drops the batch and counts it.
 func TestBackpressure(t *testing.T) {
@@ -300,14 +280,14 @@ func TestBackpressure(t *testing.T) {
 	sink := &refusingConsumer{n: 3, err: errors.New("memory limit reached")}
 	s, tel := runWithTelemetry(t, cfg, sink)
 	assert.EqualValues(t, sink.SpanCount(), s.totals.spans)
-	assert.EqualValues(t, s.totals.spans, counterValue(t, tel, "otelcol_llm_loadgen_emitted", attribute.String("signal", "traces")))
-	assert.Positive(t, counterValue(t, tel, "otelcol_llm_loadgen_refused", attribute.String("signal", "traces")))
-	assert.EqualValues(t, 100, counterValue(t, tel, "otelcol_llm_loadgen_requests"))
+	assert.EqualValues(t, s.totals.spans, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_emitted", attribute.String("signal", "traces")))
+	assert.Positive(t, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_refused", attribute.String("signal", "traces")))
+	assert.EqualValues(t, 100, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_requests"))
 	assert.Equal(t, 100, countRequests(&sink.TracesSink))
 
 	perm := &refusingConsumer{n: 1, err: consumererror.NewPermanent(errors.New("bad data"))}
 	s, tel = runWithTelemetry(t, cfg, perm)
-	dropped := counterValue(t, tel, "otelcol_llm_loadgen_dropped", attribute.String("signal", "traces"), attribute.String("reason", dropPermanent))
+	dropped := metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_dropped", attribute.String("signal", "traces"), attribute.String("reason", dropPermanent))
 	assert.Positive(t, dropped)
 	assert.EqualValues(t, perm.SpanCount()+int(dropped), s.totals.built)
 }
@@ -329,7 +309,7 @@ func TestShutdownAccountsForEverySpan(t *testing.T) {
 	require.Eventually(t, func() bool { return sink.SpanCount() > 1000 }, 10e9, 1e6)
 	require.NoError(t, r.Shutdown(context.Background()))
 	s := r.(*syntheticRunner)
-	emitted := counterValue(t, tel, "otelcol_llm_loadgen_emitted", attribute.String("signal", "traces"))
+	emitted := metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_emitted", attribute.String("signal", "traces"))
 	m, err := tel.GetMetric("otelcol_llm_loadgen_dropped")
 	dropped := int64(0)
 	if err == nil {

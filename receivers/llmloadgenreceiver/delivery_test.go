@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/metadatatest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -45,8 +46,8 @@ func TestDeliverRetriesUntilAccepted(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 5, calls)
 	assert.Equal(t, (1+2+4+4)*time.Millisecond, waited, "backoff doubles up to max_backoff")
-	assert.EqualValues(t, 5, counterValue(t, tel, "otelcol_llm_loadgen_emitted", attribute.String("signal", "traces")))
-	assert.EqualValues(t, 4*5, counterValue(t, tel, "otelcol_llm_loadgen_refused", attribute.String("signal", "traces")))
+	assert.EqualValues(t, 5, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_emitted", attribute.String("signal", "traces")))
+	assert.EqualValues(t, 4*5, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_refused", attribute.String("signal", "traces")))
 	m, err := tel.GetMetric("otelcol_llm_loadgen_backoff")
 	require.NoError(t, err)
 	assert.InDelta(t, 0.011, m.Data.(metricdata.Sum[float64]).DataPoints[0].Value, 1e-9)
@@ -73,7 +74,7 @@ func TestDeliverDropReasons(t *testing.T) {
 			ok, _ := d.deliver(context.Background(), tc.stop, signalMetrics, 3, refuse(1<<30, tc.err, &calls))
 			require.False(t, ok)
 			assert.Equal(t, tc.calls, calls, "sends of the batch")
-			assert.EqualValues(t, 3, counterValue(t, tel, "otelcol_llm_loadgen_dropped",
+			assert.EqualValues(t, 3, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_dropped",
 				attribute.String("signal", "metrics"), attribute.String("reason", tc.name)))
 		})
 	}
@@ -98,6 +99,6 @@ func TestDeliverStopEndsTheWait(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("deliver waited out its backoff after stop")
 	}
-	assert.EqualValues(t, 2, counterValue(t, tel, "otelcol_llm_loadgen_dropped",
+	assert.EqualValues(t, 2, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_dropped",
 		attribute.String("signal", "logs"), attribute.String("reason", dropShutdown)))
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/internal/metadatatest"
 )
 
 // TestRequestsCounterByScenarioAndOutcome: otelcol_llm_loadgen_requests
@@ -47,7 +48,7 @@ func TestRequestsCounterByScenarioAndOutcome(t *testing.T) {
 	var total int64
 	for _, sc := range allowedScenarios {
 		for _, outcome := range []string{"ok", "error"} {
-			got := counterValue(t, tel, "otelcol_llm_loadgen_requests", attribute.String("scenario", sc), attribute.String("outcome", outcome))
+			got := metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_requests", attribute.String("scenario", sc), attribute.String("outcome", outcome))
 			assert.Equal(t, want[[2]string{sc, outcome}], got, "%s/%s", sc, outcome)
 			total += got
 		}

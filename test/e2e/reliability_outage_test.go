@@ -96,8 +96,10 @@ func waitDelivered(sink *CountingSink, st *steadySender) (int, error) {
 		func(missing int) bool { return missing == 0 })
 }
 
-// TestReliabilityBackendOutage runs builtin:gateway (its sending queue on
-// file_storage) in front of a sink that goes away twice. Phase 1: the sink
+// TestReliabilityBackendOutage runs builtin:gateway (spans go to the
+// backend at once, and to a sending queue on file_storage only while the
+// backend refuses them) in front of a sink that goes away twice. Before
+// the outage every span takes the direct route and nothing is queued. Phase 1: the sink
 // is down for 30 s while traces keep coming; when it is back, every span
 // sent arrives. Phase 2: the sink goes down again, and in the middle of
 // the outage the collector is killed with SIGKILL and restarted on the same
@@ -118,8 +120,16 @@ func TestReliabilityBackendOutage(t *testing.T) {
 	sender := newOTLPSender(t, col.OTLPGRPCPort)
 	var st steadySender
 
-	// Phase 1: a 30 s outage.
+	// Before the outage: the direct route only.
 	st.sendFor(t, sender, 3*time.Second, rate)
+	_, err := waitDelivered(sink, &st)
+	require.NoError(t, err, "before the outage")
+	m := selfMetrics(t, col)
+	assert.Positive(t, sumSeriesOrZero(m, "otelcol_spillover_spans", `route="primary"`))
+	assert.Zero(t, sumSeriesOrZero(m, "otelcol_spillover_spans", `route="spill"`), "a healthy backend gets nothing through the disk")
+	assert.Zero(t, sumSeriesOrZero(m, "otelcol_exporter_sent_spans", `exporter="otlp_grpc/upstream"`))
+
+	// Phase 1: a 30 s outage.
 	sink.Stop()
 	outage := time.Now()
 	st.sendFor(t, sender, 30*time.Second, rate)
@@ -127,8 +137,9 @@ func TestReliabilityBackendOutage(t *testing.T) {
 	sink.Start(t)
 	t.Logf("phase 1: sink down for %v, %.0f batches queued at the end of it", time.Since(outage).Round(time.Millisecond), queued)
 	assert.Positive(t, queued, "the outage left data in the persistent queue")
+	assert.Positive(t, sumSeriesOrZero(selfMetrics(t, col), "otelcol_spillover_spilled_batches", `cause="primary_refused"`))
 	st.sendFor(t, sender, 3*time.Second, rate)
-	_, err := waitDelivered(sink, &st)
+	_, err = waitDelivered(sink, &st)
 	c := sink.Counts()
 	t.Logf("phase 1: sent %d spans, sink %d distinct, %d duplicates", len(st.sent), c.Unique, c.Duplicates)
 	require.NoError(t, err, "phase 1: of %d spans sent, some never arrived", len(st.sent))
@@ -142,7 +153,6 @@ func TestReliabilityBackendOutage(t *testing.T) {
 	// (flush_timeout 200ms) into the persistent queue; data still in an open
 	// batch when the process dies is lost, so the test kills it once
 	// span_guard holds nothing.
-	var m string
 	require.True(t, waitFor(time.Minute, func() bool {
 		m = selfMetrics(t, col)
 		return sumSeriesOrZero(m, "otelcol_span_guard_held_spans") == 0
@@ -171,6 +181,10 @@ func TestReliabilityBackendOutage(t *testing.T) {
 	require.NoError(t, err, "phase 2: of %d spans sent, some never arrived\n%s", len(st.sent), col.Output())
 	assert.Equal(t, len(st.sent), c.Unique, "every span sent arrived, and nothing else")
 	assert.Zero(t, phase1Dups, "an outage without a crash delivers each span once")
+	assert.True(t, waitFor(time.Minute, func() bool {
+		st.sendFor(t, sender, time.Second, rate)
+		return sumSeriesOrZero(selfMetrics(t, col), "otelcol_spillover_spans", `route="primary"`) > 0
+	}), "after the outage the restarted gateway sends directly again")
 
 	// Nothing more is queued, and the restarted collector stops cleanly.
 	_, err = waitProgress(3*time.Minute, time.Minute, func() float64 {
