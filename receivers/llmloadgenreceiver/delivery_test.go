@@ -21,7 +21,7 @@ import (
 func newTestDeliverer(t *testing.T, retries int) (*deliverer, *componenttest.Telemetry) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	lt, err := newTelemetry(tel.NewTelemetrySettings())
+	lt, err := newTelemetry(tel.NewTelemetrySettings(), modeSynthetic)
 	require.NoError(t, err)
 	bp := BackpressureConfig{InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
 	return &deliverer{bp: bp, tel: lt, logger: zap.NewNop(), retries: retries}, tel

@@ -34,7 +34,6 @@ type liveRunner struct {
 	cfg    *Config
 	lc     *LiveConfig
 	tel    *telemetry
-	ltel   *liveTelemetry
 	del    *deliverer
 	obs    *receiverhelper.ObsReport
 	logger *zap.Logger
@@ -80,11 +79,7 @@ type liveRunner struct {
 }
 
 func newLiveRunner(l *loadgen) (runner, error) {
-	tel, err := newTelemetry(l.set.TelemetrySettings)
-	if err != nil {
-		return nil, err
-	}
-	ltel, err := newLiveTelemetry(l.set.TelemetrySettings)
+	tel, err := newTelemetry(l.set.TelemetrySettings, modeLive)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +99,7 @@ func newLiveRunner(l *loadgen) (runner, error) {
 	}
 	lc := &l.cfg.Live
 	r := &liveRunner{
-		l: l, cfg: l.cfg, lc: lc, tel: tel, ltel: ltel, obs: obs, logger: l.set.Logger, seed: seed,
+		l: l, cfg: l.cfg, lc: lc, tel: tel, obs: obs, logger: l.set.Logger, seed: seed,
 		del:     &deliverer{bp: l.cfg.Backpressure, tel: tel, logger: l.set.Logger, retries: liveRetries},
 		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		version: l.set.BuildInfo.Version,
@@ -280,8 +275,8 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 			// and count it, never send a burst to catch up.
 			late := time.Since(sched).Seconds()
 			r.sched.skip(late)
-			r.ltel.lag.Record(context.Background(), late)
-			r.ltel.dropped.Add(context.Background(), 1, r.ltel.reasonAttrs(reasonLateStart))
+			r.tel.live.lag.Record(context.Background(), late)
+			r.tel.live.notSent.Add(context.Background(), 1, reasonAttrs(reasonLateStart))
 			continue
 		}
 		if d := time.Until(sched); d > 0 {
@@ -295,7 +290,7 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 			return
 		}
 		lag := time.Since(sched).Seconds()
-		r.ltel.lag.Record(context.Background(), lag)
+		r.tel.live.lag.Record(context.Background(), lag)
 		r.sched.record(lag)
 		r.inflight.Add(1)
 		rate := prof.at(t)
@@ -399,16 +394,16 @@ func (r *liveRunner) request(sched time.Time, rate float64) {
 				r.queued.Add(-1)
 				res.fail(errTypeQueueFull, fmt.Errorf("client queue full (%d waiting at live.max_concurrency %d)", r.lc.MaxQueue, r.lc.MaxConcurrency))
 				res.End = time.Now()
-				r.ltel.dropped.Add(ctx, 1, r.ltel.reasonAttrs(errTypeQueueFull))
+				r.tel.live.notSent.Add(ctx, 1, reasonAttrs(errTypeQueueFull))
 				r.finish(res)
 				return
 			}
-			r.ltel.queued.Add(ctx, 1)
+			r.tel.live.queued.Add(ctx, 1)
 			select {
 			case r.sem <- struct{}{}:
 			case <-r.reqCtx.Done():
 			}
-			r.ltel.queued.Add(ctx, -1)
+			r.tel.live.queued.Add(ctx, -1)
 			r.queued.Add(-1)
 			if r.reqCtx.Err() != nil {
 				res.End = time.Now()
@@ -424,7 +419,7 @@ func (r *liveRunner) request(sched time.Time, rate float64) {
 		}
 	}
 	res.Dispatched = time.Now()
-	r.ltel.queueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
+	r.tel.live.queueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
 	r.inMu.Lock()
 	want := r.inputs.tokens(1)
 	r.inMu.Unlock()
@@ -437,9 +432,9 @@ func (r *liveRunner) request(sched time.Time, rate float64) {
 		r.finish(res)
 		return
 	}
-	r.ltel.inflight.Add(ctx, 1)
+	r.tel.live.inflight.Add(ctx, 1)
 	r.client.do(r.reqCtx, body, res)
-	r.ltel.inflight.Add(ctx, -1)
+	r.tel.live.inflight.Add(ctx, -1)
 	release()
 	if !res.UsageSeen && res.InputTokens == 0 {
 		res.InputTokens = tokens
@@ -448,7 +443,7 @@ func (r *liveRunner) request(sched time.Time, rate float64) {
 }
 
 func (r *liveRunner) finish(res *liveResult) {
-	r.ltel.recordResult(res)
+	r.tel.live.recordResult(res)
 	if r.onResult != nil {
 		r.onResult(res)
 	}

@@ -95,6 +95,6 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 		knee = rate
 	}
 	r.sweepKnee, r.sweepStoppedBy = knee, verdict
-	r.ltel.knee.Record(context.Background(), knee)
+	r.tel.live.knee.Record(context.Background(), knee)
 	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
 }

@@ -66,7 +66,7 @@ type runTotals struct {
 }
 
 func newSyntheticRunner(l *loadgen) (runner, error) {
-	tel, err := newTelemetry(l.set.TelemetrySettings)
+	tel, err := newTelemetry(l.set.TelemetrySettings, modeSynthetic)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receive
 
 import (
 	"context"
+	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
@@ -26,7 +27,9 @@ const (
 	dropRetriesExhausted = "retries_exhausted" // live mode, after liveRetries refusals
 )
 
-// telemetry is the receiver's own telemetry on its TelemetrySettings meter.
+// telemetry is the receiver's own telemetry on its TelemetrySettings meter:
+// the delivery counters both modes share, synthetic mode's request and
+// rate instruments, and, created in live mode only, live mode's.
 type telemetry struct {
 	requests    metric.Int64Counter
 	emitted     metric.Int64Counter
@@ -37,9 +40,27 @@ type telemetry struct {
 	achieved    metric.Float64Gauge
 	lag         metric.Float64Histogram
 	signalAttrs map[string]metric.MeasurementOption
+
+	live liveInstruments // zero in synthetic mode
 }
 
-func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+// liveInstruments are live mode's own instruments.
+type liveInstruments struct {
+	requests  metric.Int64Counter
+	notSent   metric.Int64Counter
+	queueTime metric.Float64Histogram
+	lag       metric.Float64Histogram
+	inflight  metric.Int64UpDownCounter
+	queued    metric.Int64UpDownCounter
+	knee      metric.Float64Gauge
+
+	resultAttrs *sync.Map // error.type → the attribute set of requests
+}
+
+var liveSecondsBuckets = []float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// newTelemetry creates the instruments of a receiver in mode.
+func newTelemetry(set component.TelemetrySettings, mode string) (*telemetry, error) {
 	b := selftel.New(set, metadata.ScopeName)
 	t := &telemetry{signalAttrs: map[string]metric.MeasurementOption{}}
 	t.requests = b.Counter("otelcol_llm_loadgen_requests", "{request}",
@@ -61,7 +82,48 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	for _, s := range []string{signalTraces, signalMetrics, signalLogs} {
 		t.signalAttrs[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", s)))
 	}
+	if mode == modeLive {
+		t.live = newLiveInstruments(b)
+	}
 	return t, b.Err()
+}
+
+func newLiveInstruments(b *selftel.Builder) liveInstruments {
+	return liveInstruments{
+		requests: b.Counter("otelcol_llm_loadgen_live_requests", "{request}",
+			"Live requests finished, by outcome (ok, error) and error.type."),
+		notSent: b.Counter("otelcol_llm_loadgen_live_not_sent", "{request}",
+			"Scheduled live requests that were never sent, by reason (queue_full)."),
+		queueTime: b.Histogram("otelcol_llm_loadgen_live_queue_time", "s",
+			"Time a live request waited in the client-side queue for live.max_concurrency.", liveSecondsBuckets...),
+		lag: b.Histogram("otelcol_llm_loadgen_live_schedule_lag", "s",
+			"How late the scheduler started a live request after its scheduled send time.", liveSecondsBuckets...),
+		inflight: b.UpDownCounter("otelcol_llm_loadgen_live_in_flight", "{request}",
+			"Live requests sent and not finished."),
+		queued: b.UpDownCounter("otelcol_llm_loadgen_live_queued", "{request}",
+			"Live requests waiting for live.max_concurrency."),
+		knee: b.FloatGauge("otelcol_llm_loadgen_live_sweep_knee", "{request}/s",
+			"Highest request rate of the sweep that met the SLO without saturating."),
+		resultAttrs: new(sync.Map),
+	}
+}
+
+func reasonAttrs(reason string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reason)))
+}
+
+// recordResult counts a finished live request by outcome and error.type.
+func (t *liveInstruments) recordResult(res *liveResult) {
+	opt, ok := t.resultAttrs.Load(res.ErrorType)
+	if !ok {
+		outcome := "ok"
+		if res.ErrorType != "" {
+			outcome = "error"
+		}
+		opt, _ = t.resultAttrs.LoadOrStore(res.ErrorType, metric.WithAttributeSet(attribute.NewSet(
+			attribute.String("outcome", outcome), attribute.String("error.type", res.ErrorType))))
+	}
+	t.requests.Add(context.Background(), 1, opt.(metric.AddOption))
 }
 
 func (t *telemetry) dropAttrs(signal, reason string) metric.MeasurementOption {

@@ -1,74 +1,15 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
-	"github.com/otelcol-llm/otelcol-llm/internal/selftel"
-	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
-
-// liveTelemetry is live mode's own telemetry, next to the shared counters
-// of telemetry.go (emitted, refused, dropped items).
-type liveTelemetry struct {
-	requests  metric.Int64Counter
-	dropped   metric.Int64Counter
-	queueTime metric.Float64Histogram
-	lag       metric.Float64Histogram
-	inflight  metric.Int64UpDownCounter
-	queued    metric.Int64UpDownCounter
-	knee      metric.Float64Gauge
-
-	resultAttrs sync.Map // error.type → the attribute set of requests
-}
-
-var liveSecondsBuckets = []float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
-
-func newLiveTelemetry(set component.TelemetrySettings) (*liveTelemetry, error) {
-	b := selftel.New(set, metadata.ScopeName)
-	t := &liveTelemetry{}
-	t.requests = b.Counter("otelcol_llm_loadgen_live_requests", "{request}",
-		"Live requests finished, by outcome (ok, error) and error.type.")
-	t.dropped = b.Counter("otelcol_llm_loadgen_live_not_sent", "{request}",
-		"Scheduled live requests that were never sent, by reason (queue_full).")
-	t.queueTime = b.Histogram("otelcol_llm_loadgen_live_queue_time", "s",
-		"Time a live request waited in the client-side queue for live.max_concurrency.", liveSecondsBuckets...)
-	t.lag = b.Histogram("otelcol_llm_loadgen_live_schedule_lag", "s",
-		"How late the scheduler started a live request after its scheduled send time.", liveSecondsBuckets...)
-	t.inflight = b.UpDownCounter("otelcol_llm_loadgen_live_in_flight", "{request}",
-		"Live requests sent and not finished.")
-	t.queued = b.UpDownCounter("otelcol_llm_loadgen_live_queued", "{request}",
-		"Live requests waiting for live.max_concurrency.")
-	t.knee = b.FloatGauge("otelcol_llm_loadgen_live_sweep_knee", "{request}/s",
-		"Highest request rate of the sweep that met the SLO without saturating.")
-	return t, b.Err()
-}
-
-func (t *liveTelemetry) reasonAttrs(reason string) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reason)))
-}
-
-func (t *liveTelemetry) recordResult(res *liveResult) {
-	opt, ok := t.resultAttrs.Load(res.ErrorType)
-	if !ok {
-		outcome := "ok"
-		if res.ErrorType != "" {
-			outcome = "error"
-		}
-		opt, _ = t.resultAttrs.LoadOrStore(res.ErrorType, metric.WithAttributeSet(attribute.NewSet(
-			attribute.String("outcome", outcome), attribute.String("error.type", res.ErrorType))))
-	}
-	t.requests.Add(context.Background(), 1, opt.(metric.AddOption))
-}
 
 // liveSummary keeps run totals and latency samples for the progress and
 // final log lines.
