@@ -168,10 +168,12 @@ bench-go: locust
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
 
 # llm_semconv vs OTTL (contrib transformprocessor in its own module under
-# bench/ottl), and llm_loadgen vs telemetrygen through the built collector.
+# bench/ottl), llm_loadgen vs telemetrygen through the built collector, and
+# builtin:gateway vs a plain collector (with each component's marginal cost).
 bench-anchors: build
 	bench/ottl/compare.sh 3 2000x
 	receivers/llmloadgenreceiver/scripts/compare-telemetrygen.sh 15 3
+	bench/gateway/compare.sh 20 3
 
 ## locust: install Debian's Locust when missing (the live-mode benchmark runs it against mockllm)
 locust:
