@@ -51,10 +51,20 @@ type completionRequest struct {
 func (q *completionRequest) promptTokens() int {
 	n := 0
 	for _, m := range q.Messages {
-		n += 4 + (len(m.Content)+3)/4
+		n += 4 + (textLen(m.Content)+3)/4
 	}
-	n += (len(q.Prompt) + 3) / 4
+	n += (textLen(q.Prompt) + 3) / 4
 	return max(n, 1)
+}
+
+// textLen is the length of a JSON string's text (of the raw JSON for any
+// other value, e.g. content parts).
+func textLen(raw json.RawMessage) int {
+	var s string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return len(s)
+	}
+	return len(raw)
 }
 
 // plan is what the latency model decided for one request.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
 )
@@ -51,6 +52,11 @@ type LiveConfig struct {
 	ExtraBody map[string]any `mapstructure:"extra_body"`
 	// Prompt shapes the request messages.
 	Prompt LivePromptConfig `mapstructure:"prompt"`
+	// Dataset, when its path is set, replaces the synthetic prompt: each
+	// request sends a record of a ShareGPT-format or JSONL file, with the
+	// record's output length as max_tokens (live.max_tokens when it has
+	// none).
+	Dataset dataset.Config `mapstructure:"dataset"`
 	// MaxConcurrency caps requests in flight; requests over the cap wait in a
 	// client-side queue, whose time is recorded (and counted in latency,
 	// which is measured from the scheduled send time). 0 means no cap.
@@ -149,6 +155,7 @@ func defaultLiveConfig() LiveConfig {
 			ContextWindow: 8192,
 			UniquePrefix:  true,
 		},
+		Dataset:      dataset.Config{Format: dataset.FormatJSONL, Order: dataset.OrderRandom, MaxRecords: 100_000},
 		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
 		ChunkEvents:  chunkEventsFirst,
 		DrainTimeout: 10 * time.Second,
@@ -207,6 +214,7 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 		}
 	}
 	add(l.Prompt.InputTokens.validate("live.prompt.input_tokens"))
+	add(l.Dataset.Validate("live.dataset"))
 	if l.Prompt.ContextWindow <= l.MaxTokens {
 		add(fmt.Errorf("live.prompt.context_window: must be larger than live.max_tokens (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow))
 	}

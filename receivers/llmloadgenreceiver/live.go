@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -42,6 +43,7 @@ type liveRunner struct {
 
 	client  *liveClient
 	prompts *promptBuilder
+	dataset *dataset.Index // nil without live.dataset
 	inMu    sync.Mutex
 	inputs  sampler
 	idMu    sync.Mutex
@@ -152,6 +154,9 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
+	if err := r.openDataset(); err != nil {
+		return err
+	}
 	path := "/chat/completions"
 	if r.lc.Operation == liveOpText {
 		path = "/completions"
@@ -237,7 +242,31 @@ func (r *liveRunner) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	r.client.client.CloseIdleConnections()
+	if r.dataset != nil {
+		err = errors.Join(err, r.dataset.Close())
+	}
 	return err
+}
+
+// openDataset reads live.dataset, when set, and logs what it found.
+func (r *liveRunner) openDataset() error {
+	dc := r.lc.Dataset
+	if dc.Path == "" {
+		return nil
+	}
+	if dc.MaxInputTokens == 0 || dc.MaxInputTokens > r.prompts.maxIn {
+		dc.MaxInputTokens = r.prompts.maxIn // prompt plus max_tokens fit the context window
+	}
+	ix, err := dataset.Open(dc, r.plan.localSeed()^0x9e3779b97f4a7c15)
+	if err != nil {
+		return fmt.Errorf("live.dataset: %w", err)
+	}
+	r.dataset = ix
+	s := ix.Summary()
+	r.logger.Info("llm_loadgen live dataset read", zap.String("path", dc.Path), zap.String("format", dc.Format),
+		zap.Int64("records", s.Records), zap.Int("kept", s.Kept), zap.Any("skipped", s.Skipped),
+		zap.String("token_counts", "estimated (4 bytes per token)"))
+	return nil
 }
 
 // ticket reserves the next request of the run; false once the run's
@@ -420,10 +449,7 @@ func (r *liveRunner) request(sched time.Time, rate float64) {
 	}
 	res.Dispatched = time.Now()
 	r.tel.live.queueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
-	r.inMu.Lock()
-	want := r.inputs.tokens(1)
-	r.inMu.Unlock()
-	body, tokens, err := r.prompts.build(res.Seq, want)
+	body, tokens, err := r.body(res)
 	res.PromptTokens, res.InputTokens = tokens, tokens
 	if err != nil {
 		release()
@@ -440,6 +466,27 @@ func (r *liveRunner) request(sched time.Time, rate float64) {
 		res.InputTokens = tokens
 	}
 	r.finish(res)
+}
+
+// body renders request res: a dataset record, or a synthetic prompt of a
+// sampled length.
+func (r *liveRunner) body(res *liveResult) ([]byte, int, error) {
+	if r.dataset == nil {
+		r.inMu.Lock()
+		want := r.inputs.tokens(1)
+		r.inMu.Unlock()
+		return r.prompts.build(res.Seq, want)
+	}
+	rec, err := r.dataset.Next()
+	if err != nil {
+		return nil, 0, err
+	}
+	res.DatasetRow, res.MaxTokens = rec.Row, rec.OutputTokens
+	if res.MaxTokens == 0 {
+		res.MaxTokens = r.lc.MaxTokens
+	}
+	body, err := r.prompts.buildMessages(rec.Messages, res.MaxTokens)
+	return body, rec.InputTokens, err
 }
 
 func (r *liveRunner) finish(res *liveResult) {

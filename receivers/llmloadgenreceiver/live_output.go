@@ -38,6 +38,7 @@ const (
 	attrLiveSeq         = genai.AttrLoadgenSequence   // request number in the run
 	attrLiveRetryAfter  = "llm_loadgen.retry_after"   // Retry-After of a refused request
 	attrLiveErrorDetail = "llm_loadgen.error_message" // what went wrong, in words
+	attrLiveDatasetRow  = "llm_loadgen.dataset.row"   // line (jsonl) or conversation (sharegpt) of live.dataset
 	attrHTTPStatus      = genai.AttrHTTPResponseStatusCode
 	attrResponseID      = genai.AttrResponseID
 	attrRequestMaxTok   = "gen_ai.request.max_tokens"
@@ -134,7 +135,14 @@ func (r *liveRenderer) putGenAIAttrs(a pcommon.Map, res *liveResult) {
 	a.PutStr(genai.AttrProviderName, r.cfg.Provider)
 	a.PutStr(genai.AttrRequestModel, r.cfg.Model)
 	a.PutBool(genai.AttrRequestStream, r.cfg.Stream)
-	a.PutInt(attrRequestMaxTok, int64(r.cfg.MaxTokens))
+	maxTok := r.cfg.MaxTokens
+	if res.MaxTokens > 0 {
+		maxTok = res.MaxTokens
+	}
+	a.PutInt(attrRequestMaxTok, int64(maxTok))
+	if res.DatasetRow > 0 {
+		a.PutInt(attrLiveDatasetRow, res.DatasetRow)
+	}
 	if r.host != "" {
 		a.PutStr(genai.AttrServerAddress, r.host)
 		a.PutInt(genai.AttrServerPort, r.port)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
 )
 
 // bytesPerToken is the prompt-size estimate the builder sizes prompts with
@@ -132,25 +134,38 @@ func jsonSafe(s []byte) bool {
 
 // marshal renders the request body with the given user content.
 func (b *promptBuilder) marshal(content string) ([]byte, error) {
+	msgs := make([]liveMessage, 0, len(b.base)+1)
+	msgs = append(msgs, b.base...)
+	return b.marshalMessages(append(msgs, liveMessage{Role: "user", Content: content}), b.cfg.MaxTokens)
+}
+
+// buildMessages renders the body of a dataset record's messages.
+func (b *promptBuilder) buildMessages(msgs []dataset.Message, maxTokens int) ([]byte, error) {
+	lm := make([]liveMessage, len(msgs))
+	for i, m := range msgs {
+		lm[i] = liveMessage(m)
+	}
+	return b.marshalMessages(lm, maxTokens)
+}
+
+// marshalMessages renders a request body: the messages (chat), or their
+// contents joined into one prompt (text_completion).
+func (b *promptBuilder) marshalMessages(msgs []liveMessage, maxTokens int) ([]byte, error) {
 	body := make(map[string]any, 8+len(b.cfg.ExtraBody))
 	for k, v := range b.cfg.ExtraBody {
 		body[k] = v
 	}
 	body["model"] = b.cfg.Model
 	if b.cfg.Operation == liveOpText {
-		var sb strings.Builder
-		for _, m := range b.base {
-			sb.WriteString(m.Content)
-			sb.WriteString("\n\n")
+		parts := make([]string, len(msgs))
+		for i, m := range msgs {
+			parts[i] = m.Content
 		}
-		sb.WriteString(content)
-		body["prompt"] = sb.String()
+		body["prompt"] = strings.Join(parts, "\n\n")
 	} else {
-		msgs := make([]liveMessage, 0, len(b.base)+1)
-		msgs = append(msgs, b.base...)
-		body["messages"] = append(msgs, liveMessage{Role: "user", Content: content})
+		body["messages"] = msgs
 	}
-	body["max_tokens"] = b.cfg.MaxTokens
+	body["max_tokens"] = maxTokens
 	body["stream"] = b.cfg.Stream
 	if b.cfg.Stream && b.cfg.IncludeUsage {
 		body["stream_options"] = map[string]bool{"include_usage": true}

@@ -77,10 +77,14 @@ type liveResult struct {
 	OutputTokens int
 	UsageSeen    bool
 	PromptTokens int // client-side prompt estimate
-	TraceID      [16]byte
-	SpanID       [8]byte
-	RequestID    string // the server's x-request-id
-	RetryAfter   string
+	// MaxTokens is the request's max_tokens when a dataset record set it
+	// (0: live.max_tokens); DatasetRow the record's line or conversation.
+	MaxTokens  int
+	DatasetRow int64
+	TraceID    [16]byte
+	SpanID     [8]byte
+	RequestID  string // the server's x-request-id
+	RetryAfter string
 }
 
 // Network phases recorded by httptrace.
