@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,7 @@ type liveRunner struct {
 	client  *liveClient
 	prompts *promptBuilder
 	dataset *dataset.Index // nil without live.dataset
+	dsLine  string         // what reading the dataset found, for the console
 	inMu    sync.Mutex
 	inputs  sampler
 	idMu    sync.Mutex
@@ -199,6 +201,9 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 			zap.Int("shard_count", r.plan.count), zap.Time("start_at", start))
 		r.progress.print(fmt.Sprintf("llm_loadgen: live load against %s, model %s: %s", r.client.url, r.lc.Model,
 			describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
+		if r.dsLine != "" {
+			r.progress.print(r.dsLine)
+		}
 		switch {
 		case !r.plan.waitStart(schedCtx):
 		case r.lc.Sweep.StepDuration > 0:
@@ -263,6 +268,7 @@ func (r *liveRunner) openDataset() error {
 	}
 	r.dataset = ix
 	s := ix.Summary()
+	r.dsLine = describeDataset(ix.Name(), dc.Format, s)
 	r.logger.Info("llm_loadgen live dataset read", zap.String("path", dc.Path), zap.String("format", dc.Format),
 		zap.Int64("records", s.Records), zap.Int("kept", s.Kept), zap.Any("skipped", s.Skipped),
 		zap.String("token_counts", "estimated (4 bytes per token)"))
@@ -466,6 +472,24 @@ func (r *liveRunner) request(sched time.Time, rate float64) {
 		res.InputTokens = tokens
 	}
 	r.finish(res)
+}
+
+// describeDataset is the console line of a dataset read at start.
+func describeDataset(name, format string, s dataset.Summary) string {
+	line := fmt.Sprintf("llm_loadgen: dataset %s (%s): %d records, %d used", name, format, s.Records, s.Kept)
+	reasons := make([]string, 0, len(s.Skipped))
+	for r := range s.Skipped {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for i, r := range reasons {
+		sep := ", "
+		if i == 0 {
+			sep = "; skipped: "
+		}
+		line += fmt.Sprintf("%s%d %s", sep, s.Skipped[r], r)
+	}
+	return line + "; token counts estimated at 4 bytes per token"
 }
 
 // body renders request res: a dataset record, or a synthetic prompt of a
