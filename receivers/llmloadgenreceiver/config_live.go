@@ -57,6 +57,11 @@ type LiveConfig struct {
 	// record's output length as max_tokens (live.max_tokens when it has
 	// none).
 	Dataset dataset.Config `mapstructure:"dataset"`
+	// Trace, when its path is set, replays a request trace: each row is
+	// sent at its timestamp, instead of the arrival process, with a prompt
+	// built from its hash ids (equal ids, equal bytes) and its output
+	// length as max_tokens.
+	Trace dataset.TraceConfig `mapstructure:"trace"`
 	// MaxConcurrency caps requests in flight; requests over the cap wait in a
 	// client-side queue, whose time is recorded (and counted in latency,
 	// which is measured from the scheduled send time). 0 means no cap.
@@ -156,6 +161,7 @@ func defaultLiveConfig() LiveConfig {
 			UniquePrefix:  true,
 		},
 		Dataset:      dataset.Config{Format: dataset.FormatJSONL, Order: dataset.OrderRandom, MaxRecords: 100_000},
+		Trace:        dataset.TraceConfig{Format: dataset.TraceFormatMooncake, Speed: 1, BlockTokens: 512},
 		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
 		ChunkEvents:  chunkEventsFirst,
 		DrainTimeout: 10 * time.Second,
@@ -215,6 +221,15 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 	}
 	add(l.Prompt.InputTokens.validate("live.prompt.input_tokens"))
 	add(l.Dataset.Validate("live.dataset"))
+	if l.Trace.Path != "" {
+		add(l.Trace.Validate("live.trace"))
+		if l.Dataset.Path != "" {
+			add(errors.New("live.trace: a trace brings its own prompts; remove live.dataset"))
+		}
+		if l.Sweep.StepDuration > 0 {
+			add(errors.New("live.trace: a trace sets the send times; remove live.sweep"))
+		}
+	}
 	if l.Prompt.ContextWindow <= l.MaxTokens {
 		add(fmt.Errorf("live.prompt.context_window: must be larger than live.max_tokens (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow))
 	}

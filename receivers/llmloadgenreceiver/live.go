@@ -43,8 +43,9 @@ type liveRunner struct {
 
 	client  *liveClient
 	prompts *promptBuilder
-	dataset *dataset.Index // nil without live.dataset
-	dsLine  string         // what reading the dataset found, for the console
+	dataset *dataset.Index       // nil without live.dataset
+	dsLine  string               // what reading the dataset found, for the console
+	trace   *dataset.TraceReader // nil without live.trace
 	inMu    sync.Mutex
 	inputs  sampler
 	idMu    sync.Mutex
@@ -158,6 +159,9 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	if err := r.openDataset(); err != nil {
 		return err
 	}
+	if err := r.openTrace(); err != nil {
+		return err
+	}
 	path := "/chat/completions"
 	if r.lc.Operation == liveOpText {
 		path = "/completions"
@@ -205,6 +209,8 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 		}
 		switch {
 		case !r.plan.waitStart(schedCtx):
+		case r.trace != nil:
+			r.runTrace(schedCtx, start)
 		case r.lc.Sweep.StepDuration > 0:
 			r.runSweep(schedCtx)
 		case r.cfg.Arrival.Type == arrivalConcurrency:
@@ -249,6 +255,9 @@ func (r *liveRunner) Shutdown(ctx context.Context) error {
 	if r.dataset != nil {
 		err = errors.Join(err, r.dataset.Close())
 	}
+	if r.trace != nil {
+		err = errors.Join(err, r.trace.Close())
+	}
 	return err
 }
 
@@ -282,35 +291,48 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 			return
 		}
 		sched := start.Add(time.Duration(t * float64(time.Second)))
-		if sched.Before(begin) {
-			// Scheduled before this schedule began (a late start): skip it
-			// and count it, never send a burst to catch up.
-			late := time.Since(sched).Seconds()
-			r.sched.skip(late)
-			r.tel.live.lag.Record(context.Background(), late)
-			r.tel.live.notSent.Add(context.Background(), 1, reasonAttrs(reasonLateStart))
-			continue
-		}
-		if d := time.Until(sched); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			}
-		} else if ctx.Err() != nil {
+		send, ok := r.waitFor(ctx, timer, sched, begin)
+		if !ok {
 			return
 		}
-		lag := time.Since(sched).Seconds()
-		r.tel.live.lag.Record(context.Background(), lag)
-		r.sched.record(lag)
+		if !send {
+			continue
+		}
 		r.inflight.Add(1)
 		rate := prof.at(t)
 		go func() {
 			defer r.inflight.Done()
-			r.request(sched, rate)
+			r.request(sched, rate, nil)
 		}()
 	}
+}
+
+// waitFor sleeps until sched. It returns send false for an arrival due
+// before the schedule began (a late start: skipped and counted, never sent
+// in a burst to catch up), and ok false when ctx ended; an arrival the
+// scheduler merely woke up late for is sent late, its lag recorded.
+func (r *liveRunner) waitFor(ctx context.Context, timer *time.Timer, sched, begin time.Time) (send, ok bool) {
+	if sched.Before(begin) {
+		late := time.Since(sched).Seconds()
+		r.sched.skip(late)
+		r.tel.live.lag.Record(context.Background(), late)
+		r.tel.live.notSent.Add(context.Background(), 1, reasonAttrs(reasonLateStart))
+		return false, true
+	}
+	if d := time.Until(sched); d > 0 {
+		timer.Reset(d)
+		select {
+		case <-ctx.Done():
+			return false, false
+		case <-timer.C:
+		}
+	} else if ctx.Err() != nil {
+		return false, false
+	}
+	lag := time.Since(sched).Seconds()
+	r.tel.live.lag.Record(context.Background(), lag)
+	r.sched.record(lag)
+	return true, true
 }
 
 // runClosed runs virtual users: each sends a request, waits for it to end,
@@ -372,7 +394,7 @@ func (r *liveRunner) user(ctx context.Context, id int, target *atomic.Int64, see
 			return
 		}
 		r.inflight.Add(1)
-		r.request(time.Now(), 0)
+		r.request(time.Now(), 0, nil)
 		r.inflight.Done()
 		if think > 0 {
 			timer.Reset(time.Duration(rng.ExpFloat64() * float64(think)))
@@ -388,9 +410,9 @@ func (r *liveRunner) user(ctx context.Context, id int, target *atomic.Int64, see
 // request runs one request scheduled at sched, when the schedule offered
 // rate requests per second (0 in a closed loop), and hands its result to the
 // output loop.
-func (r *liveRunner) request(sched time.Time, rate float64) {
+func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedRequest) {
 	r.progress.sent.Add(1)
-	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate}
+	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate, traced: traced}
 	r.idMu.Lock()
 	t0, t1, s0 := r.idRand.Uint64(), r.idRand.Uint64(), r.idRand.Uint64()|1
 	r.idMu.Unlock()

@@ -1,8 +1,13 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
 	"go.uber.org/zap"
@@ -51,6 +56,10 @@ func describeDataset(name, format string, s dataset.Summary) string {
 // body renders request res: a dataset record, or a synthetic prompt of a
 // sampled length.
 func (r *liveRunner) body(res *liveResult) ([]byte, int, error) {
+	if tr := res.traced; tr != nil {
+		res.DatasetRow, res.MaxTokens = tr.row.Line, tr.row.OutputTokens
+		return tr.body, tr.row.InputTokens, tr.err
+	}
 	if r.dataset == nil {
 		r.inMu.Lock()
 		want := r.inputs.tokens(1)
@@ -67,4 +76,83 @@ func (r *liveRunner) body(res *liveResult) ([]byte, int, error) {
 	}
 	body, err := r.prompts.buildMessages(rec.Messages, res.MaxTokens)
 	return body, rec.InputTokens, err
+}
+
+// openTrace opens live.trace, when set, for replay.
+func (r *liveRunner) openTrace() error {
+	if r.lc.Trace.Path == "" {
+		return nil
+	}
+	tr, err := dataset.OpenTrace(r.lc.Trace)
+	if err != nil {
+		return fmt.Errorf("live.trace: %w", err)
+	}
+	r.trace = tr
+	tc := r.lc.Trace
+	window := "to its end"
+	if tc.Length > 0 {
+		window = "for " + tc.Length.String()
+	}
+	loop := ""
+	if tc.Loop {
+		loop = ", looped"
+	}
+	r.dsLine = fmt.Sprintf("llm_loadgen: replaying trace %s (%s) at %g× from %v %s%s; %d-token blocks per hash id, token counts estimated at 4 bytes per token",
+		filepath.Base(tc.Path), tc.Format, tc.Speed, tc.Offset, window, loop, tc.BlockTokens)
+	return nil
+}
+
+// runTrace replays live.trace: each row is sent at its timestamp (speed,
+// window and loops applied) with a prompt built from its hash ids and its
+// output length as max_tokens. Sharded, shard i sends rows i+1, i+1+count,
+// ... of the trace, so the shards' union is the trace. It ends with the
+// trace's window, the run's duration or request bound, or ctx.
+func (r *liveRunner) runTrace(ctx context.Context, start time.Time) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	begin := r.readyAt.Add(-skipSlack)
+	for n := int64(0); ; n++ {
+		row, err := r.trace.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			r.logger.Error("llm_loadgen trace replay stopped", zap.Error(err))
+			r.progress.print("llm_loadgen: trace replay stopped: " + err.Error())
+			return
+		}
+		if r.plan.sharded() && n%int64(r.plan.count) != int64(r.plan.index) {
+			continue
+		}
+		if r.cfg.Duration > 0 && row.At >= r.cfg.Duration {
+			return
+		}
+		if !r.ticket() {
+			return
+		}
+		// The body is built before the send time, so that at the send time
+		// only the request's write is left.
+		tr := &tracedRequest{row: row}
+		prompt := dataset.PromptFor(row, r.lc.Trace.BlockTokens)
+		tr.body, tr.err = r.prompts.buildMessages([]dataset.Message{{Role: "user", Content: prompt}}, row.OutputTokens)
+		send, ok := r.waitFor(ctx, timer, start.Add(row.At), begin)
+		if !ok {
+			return
+		}
+		if !send {
+			continue
+		}
+		r.inflight.Add(1)
+		go func() {
+			defer r.inflight.Done()
+			r.request(start.Add(row.At), 0, tr)
+		}()
+	}
+}
+
+// tracedRequest is a trace row to send and its body, built ahead.
+type tracedRequest struct {
+	row  dataset.TraceRow
+	body []byte
+	err  error
 }

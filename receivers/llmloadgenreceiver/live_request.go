@@ -81,6 +81,7 @@ type liveResult struct {
 	// (0: live.max_tokens); DatasetRow the record's line or conversation.
 	MaxTokens  int
 	DatasetRow int64
+	traced     *tracedRequest // the trace row replayed, or nil
 	TraceID    [16]byte
 	SpanID     [8]byte
 	RequestID  string // the server's x-request-id

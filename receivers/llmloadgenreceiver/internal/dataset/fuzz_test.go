@@ -1,9 +1,12 @@
 package dataset
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzOpen feeds arbitrary bytes to both readers: no panic; an error names
@@ -48,6 +51,48 @@ func FuzzOpen(f *testing.F) {
 					}
 				}
 				ix.Close()
+			}
+		}
+	})
+}
+
+// FuzzTrace feeds arbitrary bytes to the trace reader: no panic, rows in
+// time order with one prompt of the row's length each, errors that name
+// the file and line.
+func FuzzTrace(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "real", "mooncake-synthetic-first400.jsonl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b[:2000])
+	f.Add([]byte(`{"timestamp": 3, "input_length": 700, "output_length": 2, "hash_ids": [7, 8]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "trace.jsonl")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := OpenTrace(TraceConfig{Path: p, Format: TraceFormatMooncake, Speed: 1, BlockTokens: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		var last time.Duration
+		for range 50 {
+			row, err := tr.Next()
+			if err != nil {
+				if err != io.EOF && !strings.Contains(err.Error(), p+":") {
+					t.Fatalf("error without file:line: %v", err)
+				}
+				return
+			}
+			if row.At < last {
+				t.Fatalf("line %d at %v, before %v", row.Line, row.At, last)
+			}
+			last = row.At
+			if row.InputTokens <= 1<<16 {
+				if got := estimate([]Message{{Content: PromptFor(row, 16)}}); got != max(row.InputTokens, messageOverhead+1) {
+					t.Fatalf("line %d: prompt of %d tokens, want %d", row.Line, got, row.InputTokens)
+				}
 			}
 		}
 	})

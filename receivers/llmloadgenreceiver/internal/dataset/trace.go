@@ -1,0 +1,270 @@
+package dataset // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// TraceFormatMooncake is the Mooncake trace format: one JSON object per
+// line with timestamp (ms from the trace's start), input_length and
+// output_length (tokens) and hash_ids (one id per block of the prompt;
+// equal ids at the same position are a shared prefix).
+const TraceFormatMooncake = "mooncake"
+
+// TraceConfig selects a request trace to replay.
+type TraceConfig struct {
+	// Path is the trace file.
+	Path string `mapstructure:"path"`
+	// Format is mooncake.
+	Format string `mapstructure:"format"`
+	// Speed divides the trace's time: 2 replays it twice as fast.
+	Speed float64 `mapstructure:"speed"`
+	// Offset skips the trace's first part; Length (0: to the end) bounds
+	// the window replayed, both in trace time.
+	Offset time.Duration `mapstructure:"offset"`
+	Length time.Duration `mapstructure:"length"`
+	// Loop replays the window again when it ends, until the run's duration
+	// or request bound.
+	Loop bool `mapstructure:"loop"`
+	// BlockTokens is the prompt tokens one hash id stands for (512 in the
+	// Mooncake traces).
+	BlockTokens int `mapstructure:"block_tokens"`
+}
+
+// Validate reports every invalid setting, naming the field under prefix.
+func (c *TraceConfig) Validate(prefix string) error {
+	var errs []error
+	if c.Path == "" {
+		errs = append(errs, fmt.Errorf("%s.path: a trace file is required with arrival type trace", prefix))
+	}
+	if c.Format != TraceFormatMooncake {
+		errs = append(errs, fmt.Errorf("%s.format: %q is not one of %q", prefix, c.Format, TraceFormatMooncake))
+	}
+	if !(c.Speed > 0) || c.Speed > 1e6 {
+		errs = append(errs, fmt.Errorf("%s.speed: must be > 0 and at most 1e6, got %v", prefix, c.Speed))
+	}
+	if c.Offset < 0 || c.Length < 0 {
+		errs = append(errs, fmt.Errorf("%s.offset, length: must be >= 0, got %v and %v", prefix, c.Offset, c.Length))
+	}
+	if c.BlockTokens < 1 {
+		errs = append(errs, fmt.Errorf("%s.block_tokens: must be >= 1, got %d", prefix, c.BlockTokens))
+	}
+	if c.Loop && c.Length == 0 {
+		// Looping needs to know where the window ends before reading it all.
+		errs = append(errs, fmt.Errorf("%s.loop: needs %s.length (the window replayed each time)", prefix, prefix))
+	}
+	return errors.Join(errs...)
+}
+
+// TraceRow is one request of a trace.
+type TraceRow struct {
+	Line int64 // 1-based line of the file
+	// At is when to send it, from the replay's start (speed applied,
+	// offset removed, loops added).
+	At           time.Duration
+	InputTokens  int
+	OutputTokens int
+	HashIDs      []int64
+}
+
+// TraceReader streams a trace's rows in time order; it holds one line at a
+// time, whatever the file's size.
+type TraceReader struct {
+	cfg  TraceConfig
+	f    *os.File
+	r    *bufio.Reader
+	line int64
+	last int64 // previous timestamp (ms), to check the order
+	pass int   // loops done
+	rows int64 // rows returned in this pass
+}
+
+// OpenTrace opens a trace file for replay.
+func OpenTrace(cfg TraceConfig) (*TraceReader, error) {
+	f, err := os.Open(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return &TraceReader{cfg: cfg, f: f, r: bufio.NewReaderSize(f, 64<<10)}, nil
+}
+
+// Close closes the file.
+func (t *TraceReader) Close() error { return t.f.Close() }
+
+// Next returns the next row of the window, or io.EOF after its last (and,
+// with loop, never; a window with no row is an error).
+func (t *TraceReader) Next() (TraceRow, error) {
+	for {
+		row, err := t.read()
+		if err == io.EOF && t.cfg.Loop {
+			if t.rows == 0 {
+				return TraceRow{}, fmt.Errorf("trace %s: no request in the window offset %v, length %v", t.cfg.Path, t.cfg.Offset, t.cfg.Length)
+			}
+			if err := t.rewind(); err != nil {
+				return TraceRow{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return TraceRow{}, err
+		}
+		at := time.Duration(row.ts) * time.Millisecond
+		if at < t.cfg.Offset {
+			continue
+		}
+		if t.cfg.Length > 0 && at >= t.cfg.Offset+t.cfg.Length {
+			if !t.cfg.Loop {
+				return TraceRow{}, io.EOF
+			}
+			if t.rows == 0 {
+				return TraceRow{}, fmt.Errorf("trace %s: no request in the window offset %v, length %v", t.cfg.Path, t.cfg.Offset, t.cfg.Length)
+			}
+			if err := t.rewind(); err != nil {
+				return TraceRow{}, err
+			}
+			continue
+		}
+		t.rows++
+		window := at - t.cfg.Offset + time.Duration(t.pass)*t.cfg.Length
+		row.At = time.Duration(float64(window) / t.cfg.Speed)
+		return row.TraceRow, nil
+	}
+}
+
+func (t *TraceReader) rewind() error {
+	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("trace %s: %w", t.cfg.Path, err)
+	}
+	t.r.Reset(t.f)
+	t.line, t.last, t.rows = 0, 0, 0
+	t.pass++
+	return nil
+}
+
+type rowTS struct {
+	TraceRow
+	ts int64
+}
+
+// read decodes the next non-blank line.
+func (t *TraceReader) read() (rowTS, error) {
+	for {
+		b, err := readLine(t.r)
+		if len(b) > 0 {
+			t.line++
+		}
+		if len(b) > maxRecordBytes {
+			return rowTS{}, fmt.Errorf("trace %s:%d: the line is longer than %d MiB", t.cfg.Path, t.line, maxRecordBytes>>20)
+		}
+		if rec := bytes.TrimSpace(b); len(rec) > 0 {
+			row, derr := t.decode(rec)
+			if derr != nil {
+				return rowTS{}, fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, derr)
+			}
+			return row, nil
+		}
+		if err != nil {
+			if err != io.EOF {
+				err = fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, err)
+			}
+			return rowTS{}, err
+		}
+	}
+}
+
+func (t *TraceReader) decode(b []byte) (rowTS, error) {
+	var r struct {
+		Timestamp    *float64 `json:"timestamp"`
+		InputLength  *float64 `json:"input_length"`
+		OutputLength *float64 `json:"output_length"`
+		HashIDs      []int64  `json:"hash_ids"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return rowTS{}, fmt.Errorf("invalid JSON: %w", err)
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return rowTS{}, fmt.Errorf("%s: must be a number (hash_ids: a list of whole numbers), got %s", te.Field, te.Value)
+		}
+		return rowTS{}, fmt.Errorf("a trace line is a JSON object: %w", err)
+	}
+	whole := func(field string, v *float64, lo float64) (int64, error) {
+		if v == nil {
+			return 0, fmt.Errorf("%s: missing", field)
+		}
+		if *v < lo || *v != float64(int64(*v)) || *v > 1<<50 {
+			return 0, fmt.Errorf("%s: must be a whole number >= %v, got %v", field, lo, *v)
+		}
+		return int64(*v), nil
+	}
+	ts, err := whole("timestamp", r.Timestamp, 0)
+	if err != nil {
+		return rowTS{}, err
+	}
+	if ts < t.last {
+		return rowTS{}, fmt.Errorf("timestamp: %d is before the previous line's %d; a trace is in time order", ts, t.last)
+	}
+	t.last = ts
+	in, err := whole("input_length", r.InputLength, 1)
+	if err != nil {
+		return rowTS{}, err
+	}
+	out, err := whole("output_length", r.OutputLength, 1)
+	if err != nil {
+		return rowTS{}, err
+	}
+	if in > 1<<24 || out > 1<<24 {
+		return rowTS{}, fmt.Errorf("input_length, output_length: at most 16777216 tokens, got %d and %d", in, out)
+	}
+	if blocks := (in + int64(t.cfg.BlockTokens) - 1) / int64(t.cfg.BlockTokens); int64(len(r.HashIDs)) > blocks {
+		return rowTS{}, fmt.Errorf("hash_ids: %d ids for %d tokens, more than one per %d-token block", len(r.HashIDs), in, t.cfg.BlockTokens)
+	}
+	return rowTS{TraceRow: TraceRow{Line: t.line, InputTokens: int(in), OutputTokens: int(out), HashIDs: r.HashIDs}, ts: ts}, nil
+}
+
+// blockWords fill a block's text; which word comes next depends only on
+// the block's id.
+var blockWords = []string{" cache", " block", " prefix", " token", " shared", " model", " serve", " request",
+	" tensor", " layer", " batch", " decode", " prefill", " queue", " memory", " page"}
+
+// PromptFor renders row's prompt: one text of blockTokens tokens (at
+// BytesPerToken bytes each) per hash id, the same bytes for the same id,
+// cut so that the user message is row.InputTokens long under the chat
+// estimate (messageOverhead plus BytesPerToken bytes per token). Rows whose
+// hash_ids share a prefix send byte-identical prompt prefixes.
+func PromptFor(row TraceRow, blockTokens int) string {
+	want := max(row.InputTokens-messageOverhead, 1) * BytesPerToken
+	blockBytes := blockTokens * BytesPerToken
+	out := make([]byte, 0, want+blockBytes)
+	for i := 0; len(out) < want; i++ {
+		// A block past the end of a short hash_ids list is the row's own.
+		id := -(row.Line<<20 | int64(i)) - 1
+		if i < len(row.HashIDs) {
+			id = row.HashIDs[i]
+		}
+		out = appendBlock(out, id, blockBytes)
+	}
+	return string(out[:want])
+}
+
+// appendBlock appends block id's text, exactly n bytes.
+func appendBlock(out []byte, id int64, n int) []byte {
+	start := len(out)
+	out = fmt.Appendf(out, "[block %d]", id)
+	x := uint64(id)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	for len(out)-start < n {
+		x ^= x >> 33
+		x *= 0xff51afd7ed558ccd
+		x ^= x >> 29
+		out = append(out, blockWords[x%uint64(len(blockWords))]...)
+	}
+	return out[:start+n]
+}

@@ -1,0 +1,147 @@
+package dataset
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func traceCfg(path string) TraceConfig {
+	return TraceConfig{Path: path, Format: TraceFormatMooncake, Speed: 1, BlockTokens: 512}
+}
+
+func readAll(t *testing.T, cfg TraceConfig, limit int) []TraceRow {
+	t.Helper()
+	tr, err := OpenTrace(cfg)
+	require.NoError(t, err)
+	defer tr.Close()
+	var rows []TraceRow
+	for len(rows) < limit {
+		r, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// TestRealMooncakeTraces reads both real excerpts whole: every row, in
+// time order, at its timestamp.
+func TestRealMooncakeTraces(t *testing.T) {
+	for _, name := range []string{"mooncake-conversation-first400.jsonl", "mooncake-synthetic-first400.jsonl"} {
+		rows := readAll(t, traceCfg(filepath.Join("testdata", "real", name)), 1000)
+		require.Len(t, rows, 400, name)
+		for i, r := range rows {
+			assert.EqualValues(t, i+1, r.Line)
+			assert.Equal(t, (r.InputTokens+511)/512, len(r.HashIDs), "%s:%d one id per 512-token block", name, r.Line)
+			if i > 0 {
+				assert.GreaterOrEqual(t, r.At, rows[i-1].At)
+			}
+		}
+	}
+	rows := readAll(t, traceCfg(filepath.Join("testdata", "real", "mooncake-conversation-first400.jsonl")), 1000)
+	assert.Equal(t, 141*time.Second, rows[399].At)
+	assert.Equal(t, 6758, rows[0].InputTokens)
+	assert.Equal(t, 500, rows[0].OutputTokens)
+}
+
+// TestTraceWindowSpeedLoop: offset and length cut a window, speed scales
+// it, loop replays it with each pass after the last.
+func TestTraceWindowSpeedLoop(t *testing.T) {
+	p := writeTemp(t, "t.jsonl", strings.Join([]string{
+		`{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]}`,
+		`{"timestamp": 1000, "input_length": 10, "output_length": 2, "hash_ids": [2]}`,
+		`{"timestamp": 2500, "input_length": 10, "output_length": 3, "hash_ids": [3]}`,
+		`{"timestamp": 4000, "input_length": 10, "output_length": 4, "hash_ids": [4]}`,
+	}, "\n"))
+	cfg := traceCfg(p)
+	cfg.Offset, cfg.Length, cfg.Speed = time.Second, 2*time.Second, 2
+	rows := readAll(t, cfg, 10)
+	require.Len(t, rows, 2)
+	assert.Equal(t, []time.Duration{0, 750 * time.Millisecond}, []time.Duration{rows[0].At, rows[1].At})
+	cfg.Loop = true
+	rows = readAll(t, cfg, 5)
+	var at []time.Duration
+	var out []int
+	for _, r := range rows {
+		at, out = append(at, r.At), append(out, r.OutputTokens)
+	}
+	assert.Equal(t, []time.Duration{0, 750 * time.Millisecond, time.Second, 1750 * time.Millisecond, 2 * time.Second}, at)
+	assert.Equal(t, []int{2, 3, 2, 3, 2}, out)
+}
+
+func TestTraceBadLines(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"timestamp": 5, "input_length": 10, "output_length": 1}` + "\n" + `{"timestamp": 4, "input_length": 1, "output_length": 1}`, "t.jsonl:2: timestamp: 4 is before the previous line's 5"},
+		{`{"timestamp": 0, "input_length": "ten", "output_length": 1}`, "t.jsonl:1: input_length: must be a number"},
+		{`{"timestamp": 0, "output_length": 1}`, "t.jsonl:1: input_length: missing"},
+		{`{"timestamp": 0, "input_length": 10, "output_length": 0}`, "t.jsonl:1: output_length: must be a whole number >= 1, got 0"},
+		{`{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1, 2]}`, "t.jsonl:1: hash_ids: 2 ids for 10 tokens"},
+		{"\n\n{\"timestamp\": 0,", "t.jsonl:3: invalid JSON"},
+		{`{"timestamp": 1.5, "input_length": 10, "output_length": 1}`, "t.jsonl:1: timestamp: must be a whole number"},
+	} {
+		tr, err := OpenTrace(traceCfg(writeTemp(t, "t.jsonl", tc.body)))
+		require.NoError(t, err)
+		var rerr error
+		for range 3 {
+			if _, rerr = tr.Next(); rerr != nil {
+				break
+			}
+		}
+		tr.Close()
+		require.Error(t, rerr, tc.want)
+		assert.Contains(t, rerr.Error(), tc.want)
+	}
+}
+
+// TestPromptForSharesPrefixes: rows of the real conversation trace that
+// share leading hash ids send byte-identical prefixes of exactly that many
+// blocks, and each prompt has the row's length under the estimate.
+func TestPromptForSharesPrefixes(t *testing.T) {
+	rows := readAll(t, traceCfg(filepath.Join("testdata", "real", "mooncake-conversation-first400.jsonl")), 60)
+	const block = 512 * BytesPerToken
+	prompts := make([]string, len(rows))
+	for i, r := range rows {
+		prompts[i] = PromptFor(r, 512)
+		assert.Equal(t, r.InputTokens, estimate([]Message{{Role: "user", Content: prompts[i]}}), "line %d", r.Line)
+	}
+	checked := 0
+	for i := range rows {
+		for j := i + 1; j < len(rows); j++ {
+			shared := 0
+			for shared < min(len(rows[i].HashIDs), len(rows[j].HashIDs)) && rows[i].HashIDs[shared] == rows[j].HashIDs[shared] {
+				shared++
+			}
+			common := 0
+			for common < min(len(prompts[i]), len(prompts[j])) && prompts[i][common] == prompts[j][common] {
+				common++
+			}
+			full := min(shared*block, len(prompts[i]), len(prompts[j]))
+			assert.GreaterOrEqual(t, common, full, "lines %d and %d share %d blocks", rows[i].Line, rows[j].Line, shared)
+			if shared*block < min(len(prompts[i]), len(prompts[j])) {
+				assert.Less(t, common, shared*block+block, "lines %d and %d differ after their shared blocks", rows[i].Line, rows[j].Line)
+			}
+			if shared > 0 {
+				checked++
+			}
+		}
+	}
+	assert.Positive(t, checked, "the excerpt has shared prefixes")
+}
+
+func TestTraceConfigValidate(t *testing.T) {
+	c := TraceConfig{Format: "azure", Speed: 0, Offset: -1, BlockTokens: 0, Loop: true}
+	err := c.Validate("arrival.trace")
+	require.Error(t, err)
+	for _, want := range []string{"arrival.trace.path: a trace file is required", `arrival.trace.format: "azure"`, "arrival.trace.speed: must be > 0", "arrival.trace.offset, length: must be >= 0", "arrival.trace.block_tokens: must be >= 1", "arrival.trace.loop: needs arrival.trace.length"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
