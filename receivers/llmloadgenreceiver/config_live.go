@@ -214,24 +214,8 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 	if l.IncludeUsage && !l.Stream {
 		add(errors.New("live.include_usage: applies to streaming requests only; set live.stream: true or include_usage: false"))
 	}
-	for i, m := range l.Prompt.FewShot {
-		if err := oneOf(fmt.Sprintf("live.prompt.few_shot[%d].role", i), m.Role, []string{"user", "assistant", "system"}); err != nil {
-			add(err)
-		}
-	}
-	add(l.Prompt.InputTokens.validate("live.prompt.input_tokens"))
-	add(l.Dataset.Validate("live.dataset"))
-	if l.Trace.Path != "" {
-		add(l.Trace.Validate("live.trace"))
-		if l.Dataset.Path != "" {
-			add(errors.New("live.trace: a trace brings its own prompts; remove live.dataset"))
-		}
-		if l.Sweep.StepDuration > 0 {
-			add(errors.New("live.trace: a trace sets the send times; remove live.sweep"))
-		}
-	}
-	if l.Prompt.ContextWindow <= l.MaxTokens {
-		add(fmt.Errorf("live.prompt.context_window: must be larger than live.max_tokens (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow))
+	for _, err := range l.validateWorkload() {
+		add(err)
 	}
 	for name, d := range map[string]time.Duration{"connect": l.Timeouts.Connect, "ttft": l.Timeouts.TTFT, "idle": l.Timeouts.Idle, "total": l.Timeouts.Total} {
 		if d <= 0 {
@@ -290,4 +274,30 @@ func (s *LiveSweepConfig) validate(arrivalType string) error {
 		errs = append(errs, fmt.Errorf("live.sweep.saturation_ratio: must be in (0, 1], got %v", s.SaturationRatio))
 	}
 	return errors.Join(errs...)
+}
+
+// validateWorkload checks where prompts come from: the synthetic prompt,
+// live.dataset or live.trace.
+func (l *LiveConfig) validateWorkload() []error {
+	var errs []error
+	for i, m := range l.Prompt.FewShot {
+		if err := oneOf(fmt.Sprintf("live.prompt.few_shot[%d].role", i), m.Role, []string{"user", "assistant", "system"}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, l.Prompt.InputTokens.validate("live.prompt.input_tokens"))
+	errs = append(errs, l.Dataset.Validate("live.dataset"))
+	if l.Trace.Path != "" {
+		errs = append(errs, l.Trace.Validate("live.trace"))
+		if l.Dataset.Path != "" {
+			errs = append(errs, errors.New("live.trace: a trace brings its own prompts; remove live.dataset"))
+		}
+		if l.Sweep.StepDuration > 0 {
+			errs = append(errs, errors.New("live.trace: a trace sets the send times; remove live.sweep"))
+		}
+	}
+	if l.Prompt.ContextWindow <= l.MaxTokens {
+		errs = append(errs, fmt.Errorf("live.prompt.context_window: must be larger than live.max_tokens (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow))
+	}
+	return errs
 }

@@ -106,11 +106,40 @@ func (r *liveRunner) openTrace() error {
 // window and loops applied) with a prompt built from its hash ids and its
 // output length as max_tokens. Sharded, shard i sends rows i+1, i+1+count,
 // ... of the trace, so the shards' union is the trace. It ends with the
-// trace's window, the run's duration or request bound, or ctx.
+// trace's window, the run's duration or request bound, or ctx. A reader
+// goroutine builds the bodies ahead, so the scheduler only waits and sends.
 func (r *liveRunner) runTrace(ctx context.Context, start time.Time) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ahead := make(chan *tracedRequest, 64)
+	go r.readTrace(ctx, ahead)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	begin := r.readyAt.Add(-skipSlack)
+	for tr := range ahead {
+		if !r.ticket() {
+			return
+		}
+		sched := start.Add(tr.row.At)
+		send, ok := r.waitFor(ctx, timer, sched, begin)
+		if !ok {
+			return
+		}
+		if !send {
+			continue
+		}
+		r.inflight.Add(1)
+		go func() {
+			defer r.inflight.Done()
+			r.request(sched, 0, tr)
+		}()
+	}
+}
+
+// readTrace sends this shard's rows of the trace, bodies built, to ahead
+// until the trace's window or the run's duration ends, or ctx does.
+func (r *liveRunner) readTrace(ctx context.Context, ahead chan<- *tracedRequest) {
+	defer close(ahead)
 	for n := int64(0); ; n++ {
 		row, err := r.trace.Next()
 		if errors.Is(err, io.EOF) {
@@ -127,26 +156,14 @@ func (r *liveRunner) runTrace(ctx context.Context, start time.Time) {
 		if r.cfg.Duration > 0 && row.At >= r.cfg.Duration {
 			return
 		}
-		if !r.ticket() {
-			return
-		}
-		// The body is built before the send time, so that at the send time
-		// only the request's write is left.
 		tr := &tracedRequest{row: row}
 		prompt := dataset.PromptFor(row, r.lc.Trace.BlockTokens)
 		tr.body, tr.err = r.prompts.buildMessages([]dataset.Message{{Role: "user", Content: prompt}}, row.OutputTokens)
-		send, ok := r.waitFor(ctx, timer, start.Add(row.At), begin)
-		if !ok {
+		select {
+		case ahead <- tr:
+		case <-ctx.Done():
 			return
 		}
-		if !send {
-			continue
-		}
-		r.inflight.Add(1)
-		go func() {
-			defer r.inflight.Done()
-			r.request(start.Add(row.At), 0, tr)
-		}()
 	}
 }
 
