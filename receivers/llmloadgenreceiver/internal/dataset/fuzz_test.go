@@ -66,34 +66,46 @@ func FuzzTrace(f *testing.F) {
 	}
 	f.Add(b[:2000])
 	f.Add([]byte(`{"timestamp": 3, "input_length": 700, "output_length": 2, "hash_ids": [7, 8]}`))
+	azure, err := os.ReadFile(filepath.Join("testdata", "real", "AzureLLMInferenceTrace_conv.head.csv"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(azure[:600])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "trace.jsonl")
+		p := filepath.Join(t.TempDir(), "trace")
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		tr, err := OpenTrace(TraceConfig{Path: p, Format: TraceFormatMooncake, Speed: 1, BlockTokens: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
-		var last time.Duration
-		for range 50 {
-			row, err := tr.Next()
-			if err != nil {
-				if err != io.EOF && !strings.Contains(err.Error(), p+":") {
-					t.Fatalf("error without file:line: %v", err)
-				}
-				return
-			}
-			if row.At < last {
-				t.Fatalf("line %d at %v, before %v", row.Line, row.At, last)
-			}
-			last = row.At
-			if row.InputTokens <= 1<<16 {
-				if got := estimate([]Message{{Content: PromptFor(row, 16)}}); got != max(row.InputTokens, messageOverhead+1) {
-					t.Fatalf("line %d: prompt of %d tokens, want %d", row.Line, got, row.InputTokens)
-				}
-			}
+		for _, format := range []string{TraceFormatMooncake, TraceFormatAzure} {
+			fuzzTraceRows(t, TraceConfig{Path: p, Format: format, Speed: 1, BlockTokens: 16})
 		}
 	})
+}
+
+func fuzzTraceRows(t *testing.T, cfg TraceConfig) {
+	t.Helper()
+	tr, err := OpenTrace(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var last time.Duration
+	for range 50 {
+		row, err := tr.Next()
+		if err != nil {
+			if err != io.EOF && !strings.Contains(err.Error(), cfg.Path+":") {
+				t.Fatalf("%s: error without file:line: %v", cfg.Format, err)
+			}
+			return
+		}
+		if row.At < last {
+			t.Fatalf("%s: line %d at %v, before %v", cfg.Format, row.Line, row.At, last)
+		}
+		last = row.At
+		if row.InputTokens <= 1<<16 {
+			if got := estimate([]Message{{Content: PromptFor(row, 16)}}); got != max(row.InputTokens, messageOverhead+1) {
+				t.Fatalf("%s: line %d: prompt of %d tokens, want %d", cfg.Format, row.Line, got, row.InputTokens)
+			}
+		}
+	}
 }

@@ -8,14 +8,30 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
-// TraceFormatMooncake is the Mooncake trace format: one JSON object per
-// line with timestamp (ms from the trace's start), input_length and
-// output_length (tokens) and hash_ids (one id per block of the prompt;
-// equal ids at the same position are a shared prefix).
-const TraceFormatMooncake = "mooncake"
+// Trace formats.
+const (
+	// TraceFormatMooncake is the Mooncake trace format: one JSON object per
+	// line with timestamp (ms from the trace's start), input_length and
+	// output_length (tokens) and hash_ids (one id per block of the prompt;
+	// equal ids at the same position are a shared prefix).
+	TraceFormatMooncake = "mooncake"
+	// TraceFormatAzure is the Azure LLM inference trace format: CSV with the
+	// header TIMESTAMP,ContextTokens,GeneratedTokens and a date-time per row
+	// ("2023-11-16 18:15:46.6805900"); no prefix information.
+	TraceFormatAzure = "azure"
+)
+
+// azureHeader is the Azure trace's header line; azureTime its timestamps'
+// layout.
+const (
+	azureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens"
+	azureTime   = "2006-01-02 15:04:05.999999999"
+)
 
 // TraceConfig selects a request trace to replay.
 type TraceConfig struct {
@@ -41,10 +57,10 @@ type TraceConfig struct {
 func (c *TraceConfig) Validate(prefix string) error {
 	var errs []error
 	if c.Path == "" {
-		errs = append(errs, fmt.Errorf("%s.path: a trace file is required with arrival type trace", prefix))
+		errs = append(errs, fmt.Errorf("%s.path: a trace file is required", prefix))
 	}
-	if c.Format != TraceFormatMooncake {
-		errs = append(errs, fmt.Errorf("%s.format: %q is not one of %q", prefix, c.Format, TraceFormatMooncake))
+	if c.Format != TraceFormatMooncake && c.Format != TraceFormatAzure {
+		errs = append(errs, fmt.Errorf("%s.format: %q is not one of %q, %q", prefix, c.Format, TraceFormatMooncake, TraceFormatAzure))
 	}
 	if !(c.Speed > 0) || c.Speed > 1e6 {
 		errs = append(errs, fmt.Errorf("%s.speed: must be > 0 and at most 1e6, got %v", prefix, c.Speed))
@@ -76,13 +92,14 @@ type TraceRow struct {
 // TraceReader streams a trace's rows in time order; it holds one line at a
 // time, whatever the file's size.
 type TraceReader struct {
-	cfg  TraceConfig
-	f    *os.File
-	r    *bufio.Reader
-	line int64
-	last int64 // previous timestamp (ms), to check the order
-	pass int   // loops done
-	rows int64 // rows returned in this pass
+	cfg   TraceConfig
+	f     *os.File
+	r     *bufio.Reader
+	line  int64
+	last  time.Duration // previous row's time from the trace's start, to check the order
+	first time.Time     // the first row's date-time (azure)
+	pass  int           // loops done
+	rows  int64         // rows returned in this pass
 }
 
 // OpenTrace opens a trace file for replay.
@@ -114,7 +131,7 @@ func (t *TraceReader) Next() (TraceRow, error) {
 		if err != nil {
 			return TraceRow{}, err
 		}
-		at := time.Duration(row.ts) * time.Millisecond
+		at := row.at
 		if at < t.cfg.Offset {
 			continue
 		}
@@ -142,14 +159,14 @@ func (t *TraceReader) rewind() error {
 		return fmt.Errorf("trace %s: %w", t.cfg.Path, err)
 	}
 	t.r.Reset(t.f)
-	t.line, t.last, t.rows = 0, 0, 0
+	t.line, t.last, t.rows, t.first = 0, 0, 0, time.Time{}
 	t.pass++
 	return nil
 }
 
 type rowTS struct {
 	TraceRow
-	ts int64
+	at time.Duration // from the trace's start
 }
 
 // read decodes the next non-blank line.
@@ -163,7 +180,17 @@ func (t *TraceReader) read() (rowTS, error) {
 			return rowTS{}, fmt.Errorf("trace %s:%d: the line is longer than %d MiB", t.cfg.Path, t.line, maxRecordBytes>>20)
 		}
 		if rec := bytes.TrimSpace(b); len(rec) > 0 {
-			row, derr := t.decode(rec)
+			if t.cfg.Format == TraceFormatAzure && t.line == 1 {
+				if string(rec) != azureHeader {
+					return rowTS{}, fmt.Errorf("trace %s:1: an Azure trace starts with the header %s, got %q", t.cfg.Path, azureHeader, clip(rec))
+				}
+				continue
+			}
+			decode := t.decode
+			if t.cfg.Format == TraceFormatAzure {
+				decode = t.decodeAzure
+			}
+			row, derr := decode(rec)
 			if derr != nil {
 				return rowTS{}, fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, derr)
 			}
@@ -209,10 +236,9 @@ func (t *TraceReader) decode(b []byte) (rowTS, error) {
 	if err != nil {
 		return rowTS{}, err
 	}
-	if ts < t.last {
-		return rowTS{}, fmt.Errorf("timestamp: %d is before the previous line's %d; a trace is in time order", ts, t.last)
+	if err := t.inOrder("timestamp", time.Duration(ts)*time.Millisecond); err != nil {
+		return rowTS{}, err
 	}
-	t.last = ts
 	in, err := whole("input_length", r.InputLength, 1)
 	if err != nil {
 		return rowTS{}, err
@@ -221,13 +247,62 @@ func (t *TraceReader) decode(b []byte) (rowTS, error) {
 	if err != nil {
 		return rowTS{}, err
 	}
-	if in > 1<<24 || out > 1<<24 {
-		return rowTS{}, fmt.Errorf("input_length, output_length: at most 16777216 tokens, got %d and %d", in, out)
+	if err := lengths("input_length, output_length", in, out); err != nil {
+		return rowTS{}, err
 	}
 	if blocks := (in + int64(t.cfg.BlockTokens) - 1) / int64(t.cfg.BlockTokens); int64(len(r.HashIDs)) > blocks {
 		return rowTS{}, fmt.Errorf("hash_ids: %d ids for %d tokens, more than one per %d-token block", len(r.HashIDs), in, t.cfg.BlockTokens)
 	}
-	return rowTS{TraceRow: TraceRow{Line: t.line, InputTokens: int(in), OutputTokens: int(out), HashIDs: r.HashIDs}, ts: ts}, nil
+	return rowTS{TraceRow: TraceRow{Line: t.line, InputTokens: int(in), OutputTokens: int(out), HashIDs: r.HashIDs}, at: t.last}, nil
+}
+
+// decodeAzure reads one row of an Azure trace: TIMESTAMP,ContextTokens,
+// GeneratedTokens.
+func (t *TraceReader) decodeAzure(b []byte) (rowTS, error) {
+	f := strings.Split(string(b), ",")
+	if len(f) != 3 {
+		return rowTS{}, fmt.Errorf("a row has 3 fields (%s), got %d", azureHeader, len(f))
+	}
+	ts, err := time.Parse(azureTime, f[0])
+	if err != nil {
+		return rowTS{}, fmt.Errorf("TIMESTAMP: %q is not a date-time like 2023-11-16 18:15:46.6805900", f[0])
+	}
+	if t.first.IsZero() {
+		t.first = ts
+	}
+	if err := t.inOrder("TIMESTAMP", ts.Sub(t.first)); err != nil {
+		return rowTS{}, err
+	}
+	var n [2]int64
+	for i, name := range []string{"ContextTokens", "GeneratedTokens"} {
+		v, err := strconv.ParseInt(strings.TrimSpace(f[i+1]), 10, 64)
+		if err != nil || v < 0 {
+			return rowTS{}, fmt.Errorf("%s: must be a whole number >= 0, got %q", name, f[i+1])
+		}
+		n[i] = v
+	}
+	if err := lengths("ContextTokens, GeneratedTokens", n[0], n[1]); err != nil {
+		return rowTS{}, err
+	}
+	// A row that asks for no output is sent for one token: a request always
+	// generates at least one.
+	return rowTS{TraceRow: TraceRow{Line: t.line, InputTokens: int(max(n[0], 1)), OutputTokens: int(max(n[1], 1))}, at: t.last}, nil
+}
+
+// inOrder checks that a row's time is not before the previous row's.
+func (t *TraceReader) inOrder(field string, at time.Duration) error {
+	if at < t.last {
+		return fmt.Errorf("%s: %v after the start is before the previous line's %v; a trace is in time order", field, at, t.last)
+	}
+	t.last = at
+	return nil
+}
+
+func lengths(fields string, in, out int64) error {
+	if in > 1<<24 || out > 1<<24 {
+		return fmt.Errorf("%s: at most 16777216 tokens, got %d and %d", fields, in, out)
+	}
+	return nil
 }
 
 // blockWords fill a block's text; which word comes next depends only on

@@ -80,7 +80,7 @@ func TestTraceWindowSpeedLoop(t *testing.T) {
 
 func TestTraceBadLines(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
-		{`{"timestamp": 5, "input_length": 10, "output_length": 1}` + "\n" + `{"timestamp": 4, "input_length": 1, "output_length": 1}`, "t.jsonl:2: timestamp: 4 is before the previous line's 5"},
+		{`{"timestamp": 5, "input_length": 10, "output_length": 1}` + "\n" + `{"timestamp": 4, "input_length": 1, "output_length": 1}`, "t.jsonl:2: timestamp: 4ms after the start is before the previous line's 5ms"},
 		{`{"timestamp": 0, "input_length": "ten", "output_length": 1}`, "t.jsonl:1: input_length: must be a number"},
 		{`{"timestamp": 0, "output_length": 1}`, "t.jsonl:1: input_length: missing"},
 		{`{"timestamp": 0, "input_length": 10, "output_length": 0}`, "t.jsonl:1: output_length: must be a whole number >= 1, got 0"},
@@ -138,10 +138,54 @@ func TestPromptForSharesPrefixes(t *testing.T) {
 }
 
 func TestTraceConfigValidate(t *testing.T) {
-	c := TraceConfig{Format: "azure", Speed: 0, Offset: -1, BlockTokens: 0, Loop: true}
-	err := c.Validate("arrival.trace")
+	c := TraceConfig{Format: "burstgpt", Speed: 0, Offset: -1, BlockTokens: 0, Loop: true}
+	err := c.Validate("live.trace")
 	require.Error(t, err)
-	for _, want := range []string{"arrival.trace.path: a trace file is required", `arrival.trace.format: "azure"`, "arrival.trace.speed: must be > 0", "arrival.trace.offset, length: must be >= 0", "arrival.trace.block_tokens: must be >= 1", "arrival.trace.loop: needs arrival.trace.length"} {
+	for _, want := range []string{"live.trace.path: a trace file is required", `live.trace.format: "burstgpt"`, "live.trace.speed: must be > 0", "live.trace.offset, length: must be >= 0", "live.trace.block_tokens: must be >= 1", "live.trace.loop: needs live.trace.length"} {
 		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// TestRealAzureTrace reads the Azure conversation trace excerpt: times
+// from the first row's date-time, lengths from its two token columns.
+func TestRealAzureTrace(t *testing.T) {
+	cfg := traceCfg(filepath.Join("testdata", "real", "AzureLLMInferenceTrace_conv.head.csv"))
+	cfg.Format = TraceFormatAzure
+	rows := readAll(t, cfg, 100)
+	require.Len(t, rows, 40)
+	assert.Equal(t, TraceRow{Line: 2, At: 0, InputTokens: 374, OutputTokens: 44}, rows[0])
+	assert.Equal(t, 4314579*time.Microsecond, rows[1].At)
+	assert.EqualValues(t, 41, rows[39].Line)
+	assert.Equal(t, 24146296*time.Microsecond, rows[39].At)
+	assert.Equal(t, 28, rows[39].InputTokens)
+	for _, r := range rows {
+		assert.Empty(t, r.HashIDs, "no prefix information: every prompt its own")
+	}
+	p0, p1 := PromptFor(rows[3], 512), PromptFor(rows[4], 512)
+	assert.Equal(t, len(p0), len(p1), "rows 4 and 5 ask for the same length")
+	assert.NotEqual(t, p0[:16], p1[:16], "and share no prefix")
+}
+
+func TestAzureBadLines(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"timestamp,in,out\n", `t.csv:1: an Azure trace starts with the header TIMESTAMP,ContextTokens,GeneratedTokens, got "timestamp,in,out"`},
+		{azureHeader + "\n2023-11-16 18:15:46,10\n", "t.csv:2: a row has 3 fields"},
+		{azureHeader + "\nyesterday,10,5\n", `t.csv:2: TIMESTAMP: "yesterday" is not a date-time`},
+		{azureHeader + "\n2023-11-16 18:15:46.5,10,-5\n", `t.csv:2: GeneratedTokens: must be a whole number >= 0, got "-5"`},
+		{azureHeader + "\n2023-11-16 18:15:46.5,10,5\n2023-11-16 18:15:45.5,10,5\n", "t.csv:3: TIMESTAMP: -1s after the start is before the previous line's 0s"},
+	} {
+		cfg := traceCfg(writeTemp(t, "t.csv", tc.body))
+		cfg.Format = TraceFormatAzure
+		tr, err := OpenTrace(cfg)
+		require.NoError(t, err)
+		var rerr error
+		for range 3 {
+			if _, rerr = tr.Next(); rerr != nil {
+				break
+			}
+		}
+		tr.Close()
+		require.Error(t, rerr, tc.want)
+		assert.Contains(t, rerr.Error(), tc.want)
 	}
 }
