@@ -100,6 +100,18 @@ type LivePromptConfig struct {
 	// UniquePrefix starts every prompt with a unique marker so that a
 	// server's prefix cache cannot serve it.
 	UniquePrefix bool `mapstructure:"unique_prefix"`
+	// SharedPrefix, with groups set, gives every request one of Groups
+	// system prompts of Tokens tokens each (the same bytes within a group),
+	// the prefix-repetition shape that exercises a server's prefix cache.
+	SharedPrefix LiveSharedPrefixConfig `mapstructure:"shared_prefix"`
+}
+
+// LiveSharedPrefixConfig is the shared-prefix workload: Groups shared
+// system prompts of Tokens tokens, each request in one group drawn with the
+// run's seed, followed by its own user message.
+type LiveSharedPrefixConfig struct {
+	Groups int `mapstructure:"groups"`
+	Tokens int `mapstructure:"tokens"`
 }
 
 // LiveMessage is one chat message.
@@ -294,6 +306,17 @@ func (l *LiveConfig) validateWorkload() []error {
 		}
 		if l.Sweep.StepDuration > 0 {
 			errs = append(errs, errors.New("live.trace: a trace sets the send times; remove live.sweep"))
+		}
+	}
+	if sp := l.Prompt.SharedPrefix; sp.Groups != 0 || sp.Tokens != 0 {
+		switch {
+		case sp.Groups < 1 || sp.Groups > 100_000:
+			errs = append(errs, fmt.Errorf("live.prompt.shared_prefix.groups: must be from 1 to 100000, got %d", sp.Groups))
+		case sp.Tokens < 1 || sp.Tokens+l.MaxTokens >= l.Prompt.ContextWindow:
+			errs = append(errs, fmt.Errorf("live.prompt.shared_prefix.tokens: must be >= 1 and leave room for max_tokens (%d) in context_window (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow, sp.Tokens))
+		}
+		if l.Dataset.Path != "" || l.Trace.Path != "" {
+			errs = append(errs, errors.New("live.prompt.shared_prefix: applies to the synthetic prompt; live.dataset and live.trace bring their own"))
 		}
 	}
 	if l.Prompt.ContextWindow <= l.MaxTokens {

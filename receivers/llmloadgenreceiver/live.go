@@ -41,15 +41,17 @@ type liveRunner struct {
 	seed   uint64
 	runID  string
 
-	client  *liveClient
-	prompts *promptBuilder
-	dataset *dataset.Index       // nil without live.dataset
-	dsLine  string               // what reading the dataset found, for the console
-	trace   *dataset.TraceReader // nil without live.trace
-	inMu    sync.Mutex
-	inputs  sampler
-	idMu    sync.Mutex
-	idRand  *rand.Rand
+	client    *liveClient
+	prompts   *promptBuilder
+	dataset   *dataset.Index       // nil without live.dataset
+	dsLine    string               // what reading the dataset found, for the console
+	trace     *dataset.TraceReader // nil without live.trace
+	shared    *sharedPrefixes      // nil without live.prompt.shared_prefix
+	groupRand *rand.Rand           // draws each request's group (under inMu)
+	inMu      sync.Mutex
+	inputs    sampler
+	idMu      sync.Mutex
+	idRand    *rand.Rand
 
 	sem      chan struct{}
 	queued   atomic.Int64
@@ -117,6 +119,11 @@ func newLiveRunner(l *loadgen) (runner, error) {
 	r.inputs = newSampler(lc.Prompt.InputTokens, rng.src)
 	r.idRand = rand.New(rand.NewPCG(plan.localSeed()^0x5bd1e995, uint64(time.Now().UnixNano())))
 	r.prompts = newPromptBuilder(lc, r.runID)
+	if r.shared = newSharedPrefixes(lc, r.runID); r.shared != nil {
+		r.groupRand = rand.New(rand.NewPCG(plan.localSeed()^0x2545f4914f6cdd1d, plan.localSeed()))
+		r.dsLine = fmt.Sprintf("llm_loadgen: shared prefixes: %d groups, each a %d-token system prompt (estimated at 4 bytes per token), drawn with the seed",
+			len(r.shared.groups), r.shared.tokens)
+	}
 	return r, nil
 }
 

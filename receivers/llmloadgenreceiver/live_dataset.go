@@ -63,8 +63,13 @@ func (r *liveRunner) body(res *liveResult) ([]byte, int, error) {
 	if r.dataset == nil {
 		r.inMu.Lock()
 		want := r.inputs.tokens(1)
+		pb := r.prompts
+		if r.shared != nil {
+			g := r.groupRand.IntN(len(r.shared.groups))
+			pb, res.PrefixGroup, res.CacheableTokens = r.shared.groups[g], g, r.shared.tokens
+		}
 		r.inMu.Unlock()
-		return r.prompts.build(res.Seq, want)
+		return pb.build(res.Seq, want)
 	}
 	rec, err := r.dataset.Next()
 	if err != nil {

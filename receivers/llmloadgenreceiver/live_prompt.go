@@ -41,9 +41,14 @@ type liveMessage struct {
 }
 
 func newPromptBuilder(cfg *LiveConfig, runID string) *promptBuilder {
+	return newPromptBuilderWith(cfg, runID, cfg.Prompt.System)
+}
+
+// newPromptBuilderWith builds prompts with system as the system message.
+func newPromptBuilderWith(cfg *LiveConfig, runID, system string) *promptBuilder {
 	b := &promptBuilder{cfg: cfg, runID: runID}
-	if cfg.Prompt.System != "" {
-		b.base = append(b.base, liveMessage{Role: "system", Content: cfg.Prompt.System})
+	if system != "" {
+		b.base = append(b.base, liveMessage{Role: "system", Content: system})
 	}
 	for _, m := range cfg.Prompt.FewShot {
 		b.base = append(b.base, liveMessage(m))
@@ -174,4 +179,26 @@ func (b *promptBuilder) marshalMessages(msgs []liveMessage, maxTokens int) ([]by
 		body["ignore_eos"] = true
 	}
 	return json.Marshal(body)
+}
+
+// sharedPrefixes is the shared-prefix workload: one prompt builder per
+// group, whose system message is the group's text.
+type sharedPrefixes struct {
+	groups []*promptBuilder
+	tokens int // estimated tokens of a group's system message
+}
+
+func newSharedPrefixes(cfg *LiveConfig, runID string) *sharedPrefixes {
+	sp := cfg.Prompt.SharedPrefix
+	if sp.Groups == 0 {
+		return nil
+	}
+	out := &sharedPrefixes{groups: make([]*promptBuilder, sp.Groups), tokens: sp.Tokens}
+	for g := range out.groups {
+		// The message is tokens long under the estimate: its framing plus
+		// BytesPerToken bytes per remaining token.
+		text := dataset.PromptFor(dataset.TraceRow{InputTokens: sp.Tokens, HashIDs: []int64{int64(g)}}, sp.Tokens)
+		out.groups[g] = newPromptBuilderWith(cfg, runID, text)
+	}
+	return out
 }

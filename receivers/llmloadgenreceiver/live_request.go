@@ -82,10 +82,14 @@ type liveResult struct {
 	MaxTokens  int
 	DatasetRow int64
 	traced     *tracedRequest // the trace row replayed, or nil
-	TraceID    [16]byte
-	SpanID     [8]byte
-	RequestID  string // the server's x-request-id
-	RetryAfter string
+	// PrefixGroup and CacheableTokens: the shared-prefix group the request
+	// drew and its shared tokens (0 without live.prompt.shared_prefix).
+	PrefixGroup     int
+	CacheableTokens int
+	TraceID         [16]byte
+	SpanID          [8]byte
+	RequestID       string // the server's x-request-id
+	RetryAfter      string
 }
 
 // Network phases recorded by httptrace.
