@@ -41,17 +41,17 @@ type liveRunner struct {
 	seed   uint64
 	runID  string
 
-	client    *liveClient
-	prompts   *promptBuilder
-	dataset   *dataset.Index       // nil without live.dataset
-	dsLine    string               // what reading the dataset found, for the console
-	trace     *dataset.TraceReader // nil without live.trace
-	shared    *sharedPrefixes      // nil without live.prompt.shared_prefix
-	groupRand *rand.Rand           // draws each request's group (under inMu)
-	inMu      sync.Mutex
-	inputs    sampler
-	idMu      sync.Mutex
-	idRand    *rand.Rand
+	client       *liveClient
+	prompts      *promptBuilder
+	dataset      *dataset.Index       // nil without live.dataset
+	workloadLine string               // the prompt source (dataset, trace, shared prefixes), for the console
+	trace        *dataset.TraceReader // nil without live.trace
+	shared       *sharedPrefixes      // nil without live.prompt.shared_prefix
+	groupRand    *rand.Rand           // draws each request's group (under inMu)
+	inMu         sync.Mutex
+	inputs       sampler
+	idMu         sync.Mutex
+	idRand       *rand.Rand
 
 	sem      chan struct{}
 	queued   atomic.Int64
@@ -121,7 +121,7 @@ func newLiveRunner(l *loadgen) (runner, error) {
 	r.prompts = newPromptBuilder(lc, r.runID)
 	if r.shared = newSharedPrefixes(lc, r.runID); r.shared != nil {
 		r.groupRand = rand.New(rand.NewPCG(plan.localSeed()^0x2545f4914f6cdd1d, plan.localSeed()))
-		r.dsLine = fmt.Sprintf("llm_loadgen: shared prefixes: %d groups, each a %d-token system prompt (estimated at 4 bytes per token), drawn with the seed",
+		r.workloadLine = fmt.Sprintf("llm_loadgen: shared prefixes: %d groups, each a %d-token system prompt (estimated at 4 bytes per token), drawn with the seed",
 			len(r.shared.groups), r.shared.tokens)
 	}
 	return r, nil
@@ -166,7 +166,7 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	if err := r.openDataset(); err != nil {
 		return err
 	}
-	if err := r.openTrace(); err != nil {
+	if err := r.openTrace(); err != nil { // live.trace and live.dataset exclude each other
 		return err
 	}
 	path := "/chat/completions"
@@ -211,8 +211,8 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 			zap.Int("shard_count", r.plan.count), zap.Time("start_at", start))
 		r.progress.print(fmt.Sprintf("llm_loadgen: live load against %s, model %s: %s", r.client.url, r.lc.Model,
 			describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
-		if r.dsLine != "" {
-			r.progress.print(r.dsLine)
+		if r.workloadLine != "" {
+			r.progress.print(r.workloadLine)
 		}
 		switch {
 		case !r.plan.waitStart(schedCtx):

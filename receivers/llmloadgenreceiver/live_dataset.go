@@ -28,7 +28,7 @@ func (r *liveRunner) openDataset() error {
 	}
 	r.dataset = ix
 	s := ix.Summary()
-	r.dsLine = describeDataset(ix.Name(), dc.Format, s)
+	r.workloadLine = describeDataset(ix.Name(), dc.Format, s)
 	r.logger.Info("llm_loadgen live dataset read", zap.String("path", dc.Path), zap.String("format", dc.Format),
 		zap.Int64("records", s.Records), zap.Int("kept", s.Kept), zap.Any("skipped", s.Skipped),
 		zap.String("token_counts", "estimated (4 bytes per token)"))
@@ -102,7 +102,7 @@ func (r *liveRunner) openTrace() error {
 	if tc.Loop {
 		loop = ", looped"
 	}
-	r.dsLine = fmt.Sprintf("llm_loadgen: replaying trace %s (%s) at %g× from %v %s%s; %d-token blocks per hash id, token counts estimated at 4 bytes per token",
+	r.workloadLine = fmt.Sprintf("llm_loadgen: replaying trace %s (%s) at %g× from %v %s%s; %d-token blocks per hash id, token counts estimated at 4 bytes per token",
 		filepath.Base(tc.Path), tc.Format, tc.Speed, tc.Offset, window, loop, tc.BlockTokens)
 	return nil
 }
@@ -115,9 +115,15 @@ func (r *liveRunner) openTrace() error {
 // goroutine builds the bodies ahead, so the scheduler only waits and sends.
 func (r *liveRunner) runTrace(ctx context.Context, start time.Time) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	ahead := make(chan *tracedRequest, 64)
-	go r.readTrace(ctx, ahead)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		r.readTrace(ctx, ahead)
+	}()
+	// The reader is done with the file before the replay ends (Shutdown
+	// closes it after the scheduler returns).
+	defer func() { cancel(); <-readDone }()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	begin := r.readyAt.Add(-skipSlack)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func TestSharedPrefixBodies(t *testing.T) {
 	assert.Equal(t, s0a, s0b, "one group, one system prompt")
 	assert.NotEqual(t, u0a, u0b, "each request its own user message")
 	assert.NotEqual(t, s0a[:12], s1[:12], "groups differ from their first bytes")
-	assert.Equal(t, 300, messageOverhead+(len(s0a)+bytesPerToken-1)/bytesPerToken, "the group prompt is 300 tokens under the estimate")
+	assert.Equal(t, 300, messageOverhead+dataset.Tokens(len(s0a)), "the group prompt is 300 tokens under the estimate")
 }
 
 // TestSharedPrefixLive: every request names its group and shared tokens,

@@ -9,12 +9,12 @@ import (
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
 )
 
-// bytesPerToken is the prompt-size estimate the builder sizes prompts with
-// (English text averages about four bytes per token).
-const bytesPerToken = 4
-
-// messageOverhead is the chat framing estimate per message, in tokens.
-const messageOverhead = 4
+// The builder sizes prompts with dataset's estimate: dataset.Tokens per
+// text, plus dataset.MessageOverhead per message.
+const (
+	bytesPerToken   = dataset.BytesPerToken
+	messageOverhead = dataset.MessageOverhead
+)
 
 const fillerText = " The quarterly report lists revenue by region, the staffing plan, open risks," +
 	" supplier delays, the migration of the billing system, customer churn by segment," +
@@ -54,9 +54,9 @@ func newPromptBuilderWith(cfg *LiveConfig, runID, system string) *promptBuilder 
 		b.base = append(b.base, liveMessage(m))
 	}
 	for _, m := range b.base {
-		b.fixed += messageOverhead + (len(m.Content)+bytesPerToken-1)/bytesPerToken
+		b.fixed += messageOverhead + dataset.Tokens(len(m.Content))
 	}
-	b.fixed += messageOverhead + (len(cfg.Prompt.User)+bytesPerToken-1)/bytesPerToken
+	b.fixed += messageOverhead + dataset.Tokens(len(cfg.Prompt.User))
 	b.maxIn = cfg.Prompt.ContextWindow - cfg.MaxTokens
 	n := (b.maxIn*bytesPerToken)/len(fillerText) + 1
 	b.filler = strings.Repeat(fillerText, n)
@@ -78,13 +78,13 @@ func (b *promptBuilder) build(seq int64, want int) ([]byte, int, error) {
 		prefix = append(prefix, "] "...)
 	}
 	userLen := len(b.cfg.Prompt.User)
-	have := b.fixed + (len(prefix)+bytesPerToken-1)/bytesPerToken
+	have := b.fixed + dataset.Tokens(len(prefix))
 	pad := 0
 	if p := (want - have) * bytesPerToken; p > 0 {
 		pad = min(p, len(b.filler))
 	}
 	contentLen := len(prefix) + userLen + pad
-	tokens := b.fixed - (userLen+bytesPerToken-1)/bytesPerToken + (contentLen+bytesPerToken-1)/bytesPerToken
+	tokens := b.fixed - dataset.Tokens(userLen) + dataset.Tokens(contentLen)
 	if b.head == nil || !jsonSafe(prefix) {
 		out, err := b.marshal(string(prefix) + b.cfg.Prompt.User + b.filler[:pad])
 		return out, tokens, err

@@ -263,15 +263,19 @@ func clip(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// messageOverhead is the chat framing estimate per message, in tokens.
-const messageOverhead = 4
+// MessageOverhead is the chat framing estimate per message, in tokens.
+const MessageOverhead = 4
 
-func tokensOf(s string) int { return (len(s) + BytesPerToken - 1) / BytesPerToken }
+// Tokens is the estimated token count of n bytes of text (BytesPerToken
+// bytes each, rounded up): the estimate live mode sizes every prompt with.
+func Tokens(n int) int { return (n + BytesPerToken - 1) / BytesPerToken }
+
+func tokensOf(s string) int { return Tokens(len(s)) }
 
 func estimate(msgs []Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += messageOverhead + tokensOf(m.Content)
+		n += MessageOverhead + tokensOf(m.Content)
 	}
 	return n
 }

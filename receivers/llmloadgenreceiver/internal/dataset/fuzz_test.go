@@ -103,7 +103,7 @@ func fuzzTraceRows(t *testing.T, cfg TraceConfig) {
 		}
 		last = row.At
 		if row.InputTokens <= 1<<16 {
-			if got := estimate([]Message{{Content: PromptFor(row, 16)}}); got != max(row.InputTokens, messageOverhead+1) {
+			if got := estimate([]Message{{Content: PromptFor(row, 16)}}); got != max(row.InputTokens, MessageOverhead+1) {
 				t.Fatalf("%s: line %d: prompt of %d tokens, want %d", cfg.Format, row.Line, got, row.InputTokens)
 			}
 		}

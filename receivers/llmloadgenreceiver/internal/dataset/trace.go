@@ -120,9 +120,6 @@ func (t *TraceReader) Next() (TraceRow, error) {
 	for {
 		row, err := t.read()
 		if err == io.EOF && t.cfg.Loop {
-			if t.rows == 0 {
-				return TraceRow{}, fmt.Errorf("trace %s: no request in the window offset %v, length %v", t.cfg.Path, t.cfg.Offset, t.cfg.Length)
-			}
 			if err := t.rewind(); err != nil {
 				return TraceRow{}, err
 			}
@@ -131,16 +128,13 @@ func (t *TraceReader) Next() (TraceRow, error) {
 		if err != nil {
 			return TraceRow{}, err
 		}
-		at := row.at
+		at := t.last // the row's time from the trace's start
 		if at < t.cfg.Offset {
 			continue
 		}
 		if t.cfg.Length > 0 && at >= t.cfg.Offset+t.cfg.Length {
 			if !t.cfg.Loop {
 				return TraceRow{}, io.EOF
-			}
-			if t.rows == 0 {
-				return TraceRow{}, fmt.Errorf("trace %s: no request in the window offset %v, length %v", t.cfg.Path, t.cfg.Offset, t.cfg.Length)
 			}
 			if err := t.rewind(); err != nil {
 				return TraceRow{}, err
@@ -150,11 +144,16 @@ func (t *TraceReader) Next() (TraceRow, error) {
 		t.rows++
 		window := at - t.cfg.Offset + time.Duration(t.pass)*t.cfg.Length
 		row.At = time.Duration(float64(window) / t.cfg.Speed)
-		return row.TraceRow, nil
+		return row, nil
 	}
 }
 
+// rewind starts the next pass of a looped window; a pass that found no
+// row in the window is an error (looping would never send anything).
 func (t *TraceReader) rewind() error {
+	if t.rows == 0 {
+		return fmt.Errorf("trace %s: no request in the window offset %v, length %v", t.cfg.Path, t.cfg.Offset, t.cfg.Length)
+	}
 	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("trace %s: %w", t.cfg.Path, err)
 	}
@@ -164,25 +163,20 @@ func (t *TraceReader) rewind() error {
 	return nil
 }
 
-type rowTS struct {
-	TraceRow
-	at time.Duration // from the trace's start
-}
-
 // read decodes the next non-blank line.
-func (t *TraceReader) read() (rowTS, error) {
+func (t *TraceReader) read() (TraceRow, error) {
 	for {
 		b, err := readLine(t.r)
 		if len(b) > 0 {
 			t.line++
 		}
 		if len(b) > maxRecordBytes {
-			return rowTS{}, fmt.Errorf("trace %s:%d: the line is longer than %d MiB", t.cfg.Path, t.line, maxRecordBytes>>20)
+			return TraceRow{}, fmt.Errorf("trace %s:%d: the line is longer than %d MiB", t.cfg.Path, t.line, maxRecordBytes>>20)
 		}
 		if rec := bytes.TrimSpace(b); len(rec) > 0 {
 			if t.cfg.Format == TraceFormatAzure && t.line == 1 {
 				if string(rec) != azureHeader {
-					return rowTS{}, fmt.Errorf("trace %s:1: an Azure trace starts with the header %s, got %q", t.cfg.Path, azureHeader, clip(rec))
+					return TraceRow{}, fmt.Errorf("trace %s:1: an Azure trace starts with the header %s, got %q", t.cfg.Path, azureHeader, clip(rec))
 				}
 				continue
 			}
@@ -192,7 +186,7 @@ func (t *TraceReader) read() (rowTS, error) {
 			}
 			row, derr := decode(rec)
 			if derr != nil {
-				return rowTS{}, fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, derr)
+				return TraceRow{}, fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, derr)
 			}
 			return row, nil
 		}
@@ -200,12 +194,12 @@ func (t *TraceReader) read() (rowTS, error) {
 			if err != io.EOF {
 				err = fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, err)
 			}
-			return rowTS{}, err
+			return TraceRow{}, err
 		}
 	}
 }
 
-func (t *TraceReader) decode(b []byte) (rowTS, error) {
+func (t *TraceReader) decode(b []byte) (TraceRow, error) {
 	var r struct {
 		Timestamp    *float64 `json:"timestamp"`
 		InputLength  *float64 `json:"input_length"`
@@ -215,13 +209,13 @@ func (t *TraceReader) decode(b []byte) (rowTS, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return rowTS{}, fmt.Errorf("invalid JSON: %w", err)
+			return TraceRow{}, fmt.Errorf("invalid JSON: %w", err)
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return rowTS{}, fmt.Errorf("%s: must be a number (hash_ids: a list of whole numbers), got %s", te.Field, te.Value)
+			return TraceRow{}, fmt.Errorf("%s: must be a number (hash_ids: a list of whole numbers), got %s", te.Field, te.Value)
 		}
-		return rowTS{}, fmt.Errorf("a trace line is a JSON object: %w", err)
+		return TraceRow{}, fmt.Errorf("a trace line is a JSON object: %w", err)
 	}
 	whole := func(field string, v *float64, lo float64) (int64, error) {
 		if v == nil {
@@ -234,59 +228,59 @@ func (t *TraceReader) decode(b []byte) (rowTS, error) {
 	}
 	ts, err := whole("timestamp", r.Timestamp, 0)
 	if err != nil {
-		return rowTS{}, err
+		return TraceRow{}, err
 	}
 	if err := t.inOrder("timestamp", time.Duration(ts)*time.Millisecond); err != nil {
-		return rowTS{}, err
+		return TraceRow{}, err
 	}
 	in, err := whole("input_length", r.InputLength, 1)
 	if err != nil {
-		return rowTS{}, err
+		return TraceRow{}, err
 	}
 	out, err := whole("output_length", r.OutputLength, 1)
 	if err != nil {
-		return rowTS{}, err
+		return TraceRow{}, err
 	}
 	if err := lengths("input_length, output_length", in, out); err != nil {
-		return rowTS{}, err
+		return TraceRow{}, err
 	}
 	if blocks := (in + int64(t.cfg.BlockTokens) - 1) / int64(t.cfg.BlockTokens); int64(len(r.HashIDs)) > blocks {
-		return rowTS{}, fmt.Errorf("hash_ids: %d ids for %d tokens, more than one per %d-token block", len(r.HashIDs), in, t.cfg.BlockTokens)
+		return TraceRow{}, fmt.Errorf("hash_ids: %d ids for %d tokens, more than one per %d-token block", len(r.HashIDs), in, t.cfg.BlockTokens)
 	}
-	return rowTS{TraceRow: TraceRow{Line: t.line, InputTokens: int(in), OutputTokens: int(out), HashIDs: r.HashIDs}, at: t.last}, nil
+	return TraceRow{Line: t.line, InputTokens: int(in), OutputTokens: int(out), HashIDs: r.HashIDs}, nil
 }
 
 // decodeAzure reads one row of an Azure trace: TIMESTAMP,ContextTokens,
 // GeneratedTokens.
-func (t *TraceReader) decodeAzure(b []byte) (rowTS, error) {
+func (t *TraceReader) decodeAzure(b []byte) (TraceRow, error) {
 	f := strings.Split(string(b), ",")
 	if len(f) != 3 {
-		return rowTS{}, fmt.Errorf("a row has 3 fields (%s), got %d", azureHeader, len(f))
+		return TraceRow{}, fmt.Errorf("a row has 3 fields (%s), got %d", azureHeader, len(f))
 	}
 	ts, err := time.Parse(azureTime, f[0])
 	if err != nil {
-		return rowTS{}, fmt.Errorf("TIMESTAMP: %q is not a date-time like 2023-11-16 18:15:46.6805900", f[0])
+		return TraceRow{}, fmt.Errorf("TIMESTAMP: %q is not a date-time like 2023-11-16 18:15:46.6805900", f[0])
 	}
 	if t.first.IsZero() {
 		t.first = ts
 	}
 	if err := t.inOrder("TIMESTAMP", ts.Sub(t.first)); err != nil {
-		return rowTS{}, err
+		return TraceRow{}, err
 	}
 	var n [2]int64
 	for i, name := range []string{"ContextTokens", "GeneratedTokens"} {
 		v, err := strconv.ParseInt(strings.TrimSpace(f[i+1]), 10, 64)
 		if err != nil || v < 0 {
-			return rowTS{}, fmt.Errorf("%s: must be a whole number >= 0, got %q", name, f[i+1])
+			return TraceRow{}, fmt.Errorf("%s: must be a whole number >= 0, got %q", name, f[i+1])
 		}
 		n[i] = v
 	}
 	if err := lengths("ContextTokens, GeneratedTokens", n[0], n[1]); err != nil {
-		return rowTS{}, err
+		return TraceRow{}, err
 	}
 	// A row that asks for no output is sent for one token: a request always
 	// generates at least one.
-	return rowTS{TraceRow: TraceRow{Line: t.line, InputTokens: int(max(n[0], 1)), OutputTokens: int(max(n[1], 1))}, at: t.last}, nil
+	return TraceRow{Line: t.line, InputTokens: int(max(n[0], 1)), OutputTokens: int(max(n[1], 1))}, nil
 }
 
 // inOrder checks that a row's time is not before the previous row's.
@@ -313,10 +307,10 @@ var blockWords = []string{" cache", " block", " prefix", " token", " shared", " 
 // PromptFor renders row's prompt: one text of blockTokens tokens (at
 // BytesPerToken bytes each) per hash id, the same bytes for the same id,
 // cut so that the user message is row.InputTokens long under the chat
-// estimate (messageOverhead plus BytesPerToken bytes per token). Rows whose
+// estimate (MessageOverhead plus BytesPerToken bytes per token). Rows whose
 // hash_ids share a prefix send byte-identical prompt prefixes.
 func PromptFor(row TraceRow, blockTokens int) string {
-	want := max(row.InputTokens-messageOverhead, 1) * BytesPerToken
+	want := max(row.InputTokens-MessageOverhead, 1) * BytesPerToken
 	blockBytes := blockTokens * BytesPerToken
 	out := make([]byte, 0, want+blockBytes)
 	for i := 0; len(out) < want; i++ {

@@ -76,6 +76,26 @@ func TestTraceWindowSpeedLoop(t *testing.T) {
 	}
 	assert.Equal(t, []time.Duration{0, 750 * time.Millisecond, time.Second, 1750 * time.Millisecond, 2 * time.Second}, at)
 	assert.Equal(t, []int{2, 3, 2, 3, 2}, out)
+
+	cfg.Offset, cfg.Length = 5*time.Second, time.Second // past the last row
+	assertTraceError(t, cfg, "no request in the window offset 5s, length 1s")
+}
+
+// assertTraceError reads up to three rows of cfg's trace and checks that
+// reading stops with an error containing want.
+func assertTraceError(t *testing.T, cfg TraceConfig, want string) {
+	t.Helper()
+	tr, err := OpenTrace(cfg)
+	require.NoError(t, err)
+	defer tr.Close()
+	var rerr error
+	for range 3 {
+		if _, rerr = tr.Next(); rerr != nil {
+			break
+		}
+	}
+	require.Error(t, rerr, want)
+	assert.Contains(t, rerr.Error(), want)
 }
 
 func TestTraceBadLines(t *testing.T) {
@@ -88,17 +108,7 @@ func TestTraceBadLines(t *testing.T) {
 		{"\n\n{\"timestamp\": 0,", "t.jsonl:3: invalid JSON"},
 		{`{"timestamp": 1.5, "input_length": 10, "output_length": 1}`, "t.jsonl:1: timestamp: must be a whole number"},
 	} {
-		tr, err := OpenTrace(traceCfg(writeTemp(t, "t.jsonl", tc.body)))
-		require.NoError(t, err)
-		var rerr error
-		for range 3 {
-			if _, rerr = tr.Next(); rerr != nil {
-				break
-			}
-		}
-		tr.Close()
-		require.Error(t, rerr, tc.want)
-		assert.Contains(t, rerr.Error(), tc.want)
+		assertTraceError(t, traceCfg(writeTemp(t, "t.jsonl", tc.body)), tc.want)
 	}
 }
 
@@ -176,16 +186,6 @@ func TestAzureBadLines(t *testing.T) {
 	} {
 		cfg := traceCfg(writeTemp(t, "t.csv", tc.body))
 		cfg.Format = TraceFormatAzure
-		tr, err := OpenTrace(cfg)
-		require.NoError(t, err)
-		var rerr error
-		for range 3 {
-			if _, rerr = tr.Next(); rerr != nil {
-				break
-			}
-		}
-		tr.Close()
-		require.Error(t, rerr, tc.want)
-		assert.Contains(t, rerr.Error(), tc.want)
+		assertTraceError(t, cfg, tc.want)
 	}
 }
