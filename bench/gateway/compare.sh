@@ -36,6 +36,8 @@
 # Env:   OTELCOL_LLM_BINARY (default cmd/otelcol-llm/otelcol-llm),
 #        BENCH_PORT_BASE (default 21400: ports BASE..BASE+9, below the
 #        kernel's ephemeral range), VARIANTS (space-separated subset),
+#        GATEWAY_FLAGS (more flags for every builtin:gateway variant, e.g.
+#        --config file:extra.yaml to change one more setting),
 #        PROFILE=1 (also write a 20 s CPU and a heap profile of the shipped
 #        gateway under the same load to $PROFILE_DIR, default ./gateway-prof)
 set -euo pipefail
@@ -185,7 +187,7 @@ start_gateway() { # variant: starts it, sets gw to its pid
       OTELCOL_LLM_OTLP_GRPC_PORT=$p_gw_grpc OTELCOL_LLM_OTLP_HTTP_PORT=$p_gw_http \
       OTELCOL_LLM_METRICS_PORT=$p_gw_metrics OTELCOL_LLM_HEALTH_PORT=$p_gw_health \
       OTELCOL_LLM_PROM_PORT=$p_gw_prom \
-      "$bin" --config builtin:gateway --config "file:$work/${v%%+*}.yaml" ${GATEWAY_FLAGS:-} >"$work/gw-$v.log" 2>&1 &
+      "$bin" --config builtin:gateway --config "file:$work/$v.yaml" ${GATEWAY_FLAGS:-} >"$work/gw-$v.log" 2>&1 &
   fi
   gw=$!; pids+=("$gw")
 }
@@ -220,13 +222,12 @@ measure() {
 profile() {
   local dir=${PROFILE_DIR:-$root/gateway-prof} gen
   mkdir -p "$dir"
-  cat >"$work/pprof.yaml" <<YAML
+  cat >"$work/profiled.yaml" <<YAML
 extensions:
   pprof: {endpoint: 127.0.0.1:$p_pprof}
 service:
   extensions: [health_check, file_storage, pprof]
 YAML
-  cp "$work/pprof.yaml" "$work/profiled.yaml"
   start_gateway profiled
   wait_up "$p_gw_metrics"
   "$bin" --config "file:$work/generator.yaml" >"$work/gen-prof.log" 2>&1 &
