@@ -34,17 +34,18 @@ var (
 )
 
 // newFoldConfig is a recombine operator that starts a record at every line
-// that does not match the preset's continuation pattern and appends the
-// lines that do to it, one source (file) at a time.
-func newFoldConfig(continuation string) (operator.Config, error) {
-	if _, err := regexp.Compile(continuation); err != nil {
-		return operator.Config{}, fmt.Errorf("continuation: %w", err)
+// for which isFirst (an expression built around the preset's pattern, named
+// by field) holds and appends the other lines to it, one source (file) at a
+// time.
+func newFoldConfig(isFirst, field, pattern string) (operator.Config, error) {
+	if _, err := regexp.Compile(pattern); err != nil {
+		return operator.Config{}, fmt.Errorf("%s: %w", field, err)
 	}
-	if strings.Contains(continuation, "`") {
-		return operator.Config{}, fmt.Errorf("continuation: a backquote cannot be used in the pattern %q", continuation)
+	if strings.Contains(pattern, "`") {
+		return operator.Config{}, fmt.Errorf("%s: a backquote cannot be used in the pattern %q", field, pattern)
 	}
 	c := recombine.NewConfigWithID(foldOperatorID)
-	c.IsFirstEntry = "not (body matches `" + continuation + "`)"
+	c.IsFirstEntry = isFirst
 	c.CombineField = entry.NewBodyField()
 	c.CombineWith = "\n"
 	c.SourceIdentifier = entry.NewAttributeField(attrFileName)

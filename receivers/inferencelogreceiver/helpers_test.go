@@ -62,6 +62,23 @@ func startReceiver(t *testing.T, cfg *Config, host component.Host) *started {
 	return s
 }
 
+// allRecords lists the log records the sink received, in order.
+func allRecords(sink *consumertest.LogsSink) []plog.LogRecord {
+	var out []plog.LogRecord
+	for _, ld := range sink.AllLogs() {
+		for i := 0; i < ld.ResourceLogs().Len(); i++ {
+			sls := ld.ResourceLogs().At(i).ScopeLogs()
+			for j := 0; j < sls.Len(); j++ {
+				lrs := sls.At(j).LogRecords()
+				for k := 0; k < lrs.Len(); k++ {
+					out = append(out, lrs.At(k))
+				}
+			}
+		}
+	}
+	return out
+}
+
 func (s *started) stop(t *testing.T) {
 	t.Helper()
 	require.NoError(t, s.lr.Shutdown(context.Background()))
@@ -132,7 +149,7 @@ func mergeHistogramPoints(dps pmetric.HistogramDataPointSlice) {
 // the file input (leading kept), wrappers peeled.
 func isContinuation(p *preset, line string) bool {
 	line = strings.TrimRight(line, " \t\r")
-	return p.continuation != nil && p.continuation.MatchString(unwrap(line, map[string]any{}))
+	return p.continues(unwrap(line, map[string]any{}))
 }
 
 // countLines counts the non-empty lines of a file.

@@ -32,6 +32,7 @@ const (
 	attrParseError = "inference_log.parse_error"
 	attrServer     = "inference.server"
 	attrFileName   = "log.file.name"
+	attrEventName  = "event.name"
 )
 
 // fieldsOperatorID is the operator every preset branch outputs to; it renames
@@ -44,9 +45,14 @@ type presetSpec struct {
 	// Continuation matches the lines that continue the record before them
 	// (traceback frames, panics, indented dumps) once the wrappers are
 	// peeled off; they are folded into that record. Empty: no folding.
-	Continuation string           `yaml:"continuation"`
-	Operators    []map[string]any `yaml:"operators"`
-	Fields       []fieldSpec      `yaml:"fields"`
+	Continuation string `yaml:"continuation"`
+	// RecordStart, for servers whose every record begins the same way
+	// (TGI's timestamp or JSON object), matches the first line of a record
+	// instead: every other line continues the record before it, joined
+	// with a newline. At most one of Continuation and RecordStart.
+	RecordStart string           `yaml:"record_start"`
+	Operators   []map[string]any `yaml:"operators"`
+	Fields      []fieldSpec      `yaml:"fields"`
 }
 
 // fieldSpec maps one capture of the preset's parsers to its final attribute.
@@ -85,12 +91,15 @@ var fieldTypes = []string{"string", "lower", "int", "double", "duration"}
 // its field table.
 type preset struct {
 	name string
-	fold *operator.Config // folds continuation lines; nil for none
-	// continuation is the preset's continuation pattern (nil for none).
-	continuation *regexp.Regexp
-	operators    []operator.Config
-	fields       map[string]*fieldSpec
-	metrics      []*fieldSpec
+	// location is the time zone of timestamps without one.
+	location string
+	fold     *operator.Config // folds continuation lines; nil for none
+	// continuation is the preset's continuation pattern, recordStart its
+	// record-start pattern (nil for none).
+	continuation, recordStart *regexp.Regexp
+	operators                 []operator.Config
+	fields                    map[string]*fieldSpec
+	metrics                   []*fieldSpec
 	// metricAttrs are the fields copied onto metric points.
 	metricAttrs []*fieldSpec
 }
@@ -123,7 +132,7 @@ func loadPreset(name string, params presetParams) (*preset, error) {
 	if spec.Name != name {
 		return nil, fmt.Errorf("preset file %q declares name %q", name, spec.Name)
 	}
-	p := &preset{name: name, fields: map[string]*fieldSpec{}}
+	p := &preset{name: name, location: params.Location, fields: map[string]*fieldSpec{}}
 	var ops struct {
 		Operators []operator.Config `mapstructure:"operators"`
 	}
@@ -132,13 +141,8 @@ func loadPreset(name string, params presetParams) (*preset, error) {
 		return nil, fmt.Errorf("preset %q operators: %w", name, err)
 	}
 	p.operators = ops.Operators
-	if spec.Continuation != "" {
-		fold, err := newFoldConfig(spec.Continuation)
-		if err != nil {
-			return nil, fmt.Errorf("preset %q: %w", name, err)
-		}
-		p.fold = &fold
-		p.continuation = regexp.MustCompile(spec.Continuation) // compiled by newFoldConfig
+	if err = p.setFold(spec); err != nil {
+		return nil, fmt.Errorf("preset %q: %w", name, err)
 	}
 	for i := range spec.Fields {
 		f := &spec.Fields[i]
@@ -169,6 +173,40 @@ func loadPreset(name string, params presetParams) (*preset, error) {
 		}
 	}
 	return p, nil
+}
+
+// setFold builds the fold operator from the preset's continuation or
+// record-start pattern.
+func (p *preset) setFold(spec presetSpec) error {
+	switch {
+	case spec.Continuation != "" && spec.RecordStart != "":
+		return fmt.Errorf("continuation and record_start: set one of them, not both")
+	case spec.Continuation != "":
+		fold, err := newFoldConfig("not (body matches `"+spec.Continuation+"`)", "continuation", spec.Continuation)
+		if err != nil {
+			return err
+		}
+		p.fold, p.continuation = &fold, regexp.MustCompile(spec.Continuation) // compiled by newFoldConfig
+	case spec.RecordStart != "":
+		fold, err := newFoldConfig("body matches `"+spec.RecordStart+"`", "record_start", spec.RecordStart)
+		if err != nil {
+			return err
+		}
+		p.fold, p.recordStart = &fold, regexp.MustCompile(spec.RecordStart)
+	}
+	return nil
+}
+
+// continues reports whether the preset folds line (wrappers peeled) into
+// the record before it.
+func (p *preset) continues(line string) bool {
+	switch {
+	case p.recordStart != nil:
+		return !p.recordStart.MatchString(line)
+	case p.continuation != nil:
+		return p.continuation.MatchString(line)
+	}
+	return false
 }
 
 func toAnySlice(in []map[string]any) []any {

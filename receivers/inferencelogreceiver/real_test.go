@@ -3,12 +3,14 @@ package inferencelogreceiver
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/plog"
 )
 
 // realFloor is, per server, the share of records of the real excerpts in
@@ -16,10 +18,10 @@ import (
 // fails below it, so a change can only raise it. README.md gives the
 // numbers.
 var realFloor = map[string]float64{
-	"vllm":     0.914,
-	"tgi":      0.741,
-	"sglang":   0.963,
-	"ollama":   0.961,
+	"vllm":     0.991,
+	"tgi":      0.993,
+	"sglang":   0.974,
+	"ollama":   0.980,
 	"llamacpp": 0.983,
 }
 
@@ -49,27 +51,31 @@ func TestRealSamples(t *testing.T) {
 			require.Equal(t, want, s.logs.LogRecordCount(), "every line once (continuation lines folded), none dropped")
 
 			parsed, reasons, examples := 0, map[string]int{}, []string{}
-			for _, ld := range s.logs.AllLogs() {
-				for i := 0; i < ld.ResourceLogs().Len(); i++ {
-					sls := ld.ResourceLogs().At(i).ScopeLogs()
-					for j := 0; j < sls.Len(); j++ {
-						lrs := sls.At(j).LogRecords()
-						for k := 0; k < lrs.Len(); k++ {
-							if v, bad := lrs.At(k).Attributes().Get(attrParseError); bad {
-								reasons[v.Str()]++
-								if len(examples) < 12 {
-									examples = append(examples, truncate(lrs.At(k).Body().Str(), 160))
-								}
-							} else {
-								parsed++
-							}
-						}
+			p, err := loadPreset(name, presetParams{Location: "UTC"})
+			require.NoError(t, err)
+			stats, fed := 0, 0
+			for _, lr := range allRecords(s.logs) {
+				if isStatsRecord(name, lr) {
+					stats++
+					if feedsMetrics(p, lr) {
+						fed++
+					} else {
+						t.Logf("  stats line without metrics: %q", truncate(lr.Body().Str(), 160))
 					}
+				}
+				if v, bad := lr.Attributes().Get(attrParseError); bad {
+					reasons[v.Str()]++
+					if len(examples) < 12 {
+						examples = append(examples, truncate(lr.Body().Str(), 160))
+					}
+				} else {
+					parsed++
 				}
 			}
 			share := float64(parsed) / float64(want)
-			t.Logf("%s: %d files, %d lines, %d records, %d parsed (%.1f %%), %d metric points; unparsed by reason: %v",
-				name, len(files), lines, want, parsed, 100*share, s.metrics.DataPointCount(), reasons)
+			t.Logf("%s: %d files, %d lines, %d records, %d parsed (%.1f %%), %d stats and request lines, %d feeding metrics, %d metric points; unparsed by reason: %v",
+				name, len(files), lines, want, parsed, 100*share, stats, fed, s.metrics.DataPointCount(), reasons)
+			assert.Equal(t, stats, fed, "every stats and request line feeds its metrics")
 			for _, e := range examples {
 				t.Logf("  unparsed: %q", e)
 			}
@@ -78,9 +84,108 @@ func TestRealSamples(t *testing.T) {
 	}
 }
 
+// statsEvents are the records that carry engine state or request timings,
+// by preset.
+var statsEvents = map[string][]string{
+	"vllm":     {"vllm.stats"},
+	"sglang":   {"sglang.stats"},
+	"llamacpp": {"llamacpp.timing"},
+	"tgi":      {"tgi.request"},
+	"ollama":   {"http.access"},
+}
+
+func isStatsRecord(preset string, lr plog.LogRecord) bool {
+	ev, ok := lr.Attributes().Get(attrEventName)
+	return ok && slices.Contains(statsEvents[preset], ev.Str())
+}
+
+// feedsMetrics reports whether the record parsed and holds at least one of
+// the preset's metric attributes.
+func feedsMetrics(p *preset, lr plog.LogRecord) bool {
+	if _, bad := lr.Attributes().Get(attrParseError); bad {
+		return false
+	}
+	for _, f := range p.metrics {
+		if _, ok := lr.Attributes().Get(f.Attribute); ok {
+			return true
+		}
+	}
+	return false
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// TestRealSpotChecks checks what the presets make of particular real lines:
+// not only that they parse, but into which body and attributes.
+func TestRealSpotChecks(t *testing.T) {
+	for _, tc := range []struct {
+		preset, file, body string // body: the record's body starts with it
+		severity           plog.SeverityNumber
+		attrs              map[string]any
+		bodyHas            string
+	}{
+		// A JSON record that the terminal copy hard-wrapped at 204 columns, joined back.
+		{"tgi", "01-tgi1.2-json-output-openshift-wrapped.log", "Args { model_id: ", plog.SeverityNumberInfo,
+			map[string]any{"tgi.target": "text_generation_launcher"}, "quantize: Some(Bitsandbytes), dtype: None"},
+		{"tgi", "01-tgi1.2-json-output-openshift-wrapped.log", "Starting shard", plog.SeverityNumberInfo,
+			map[string]any{"tgi.span.name": "shard-manager"}, ""},
+		{"vllm", "15-v0.11.0rc2-docker-compose-vllm-1-prefix-rocm-startup.log", "Rank 0 is connected to 0 peer ranks", plog.SeverityNumberUnspecified,
+			map[string]any{"inference_log.library": "gloo", attrContainerName: "vllm-1"}, ""},
+		{"vllm", "22-v0.28.0-enginecore-startup-failure-rank0-apiserver-traceback.log", "Warning: WARNING: destroy_process_group()", plog.SeverityNumberWarn,
+			map[string]any{"code.file.path": "ProcessGroupNCCL.cpp", "code.line.number": int64(1624), attrRank: int64(0)}, ""},
+		{"vllm", "04-v0.3-xinference-wrapped-engine-init.log", "Launching qwen1.5-chat-1-0 with VLLMChatModel", plog.SeverityNumberDebug,
+			map[string]any{"code.namespace": "xinference.model.llm.core", "process.pid": int64(3456676)}, ""},
+		{"vllm", "08-v0.8-kserve-logger-wrapped-v0-engine.log", "Received request chatcmpl-017ee87d69ed40e9b67198e5c5e0ee7d", plog.SeverityNumberUnspecified,
+			map[string]any{"code.namespace": "kserve.trace", "process.pid": int64(1647689)}, ""},
+		{"vllm", "16-v0.11-html-font-color-apiserver-prefix.log", "Starting vLLM API server 0 on http://0.0.0.0:8000", plog.SeverityNumberInfo,
+			map[string]any{"code.file.path": "api_server.py", attrProcessTitle: "APIServer"}, ""},
+		{"vllm", "07-v0.7.1-djl-sagemaker-cloudwatch-hash033-ansi.log", "BOTH API bind to: http://0.0.0.0:8080", plog.SeverityNumberInfo,
+			map[string]any{"code.namespace": "ModelServer"}, ""},
+		// A pretty-printed config dump folded into the engine's record.
+		{"vllm", "07-v0.7.1-djl-sagemaker-cloudwatch-hash033-ansi.log", "Initializing a V0 LLM engine (v0.7.1)", plog.SeverityNumberInfo,
+			nil, "\"max_capture_size\": 2\n}\n, use_cached_outputs=False,"},
+	} {
+		t.Run(tc.preset+"/"+tc.body, func(t *testing.T) {
+			path := testdataPath("real", tc.preset, tc.file)
+			s := startReceiver(t, testConfig(tc.preset, path), componenttest.NewNopHost())
+			s.waitRecords(t, expectedRecords(t, tc.preset, path))
+			s.stop(t)
+			var found bool
+			for _, lr := range allRecords(s.logs) {
+				if !strings.HasPrefix(lr.Body().Str(), tc.body) {
+					continue
+				}
+				found = true
+				_, bad := lr.Attributes().Get(attrParseError)
+				assert.False(t, bad, "parsed")
+				assert.Equal(t, tc.severity, lr.SeverityNumber(), "severity")
+				for k, want := range tc.attrs {
+					got, ok := lr.Attributes().Get(k)
+					if assert.True(t, ok, "attribute %s", k) {
+						assert.Equal(t, want, got.AsRaw(), "attribute %s", k)
+					}
+				}
+				assert.Contains(t, lr.Body().Str(), tc.bodyHas)
+				break
+			}
+			assert.True(t, found, "a record whose body starts with %q", tc.body)
+		})
+	}
+}
+
+// TestBareStatsLine: a stats message printed without vLLM's header still
+// gives its metrics.
+func TestBareStatsLine(t *testing.T) {
+	pp := buildPresetPipeline(t, "vllm")
+	e := pp.parse(t, "Engine 001: Avg prompt throughput: 10.5 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 40.0%")
+	assert.NotContains(t, e.Attributes, attrParseError)
+	assert.Equal(t, "vllm.stats", e.Attributes[attrEventName])
+	assert.Equal(t, int64(3), e.Attributes["vllm.num_requests_running"])
+	assert.Equal(t, 0.125, e.Attributes["vllm.gpu_cache_usage_perc"])
+	assert.Equal(t, int64(1), e.Attributes["vllm.engine"])
 }

@@ -2,6 +2,7 @@ package inferencelogreceiver // import "github.com/otelcol-llm/otelcol-llm/recei
 
 import (
 	"context"
+	"html"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ var (
 	// UI): "[2m", "[0m"; taken for codes only on a line holding a reset,
 	// with the space that replaced the escape.
 	bareANSIPattern = regexp.MustCompile(` ?\[[0-9;]{0,8}m`)
+	// A coloured terminal saved as HTML (aha, ansi2html, a log UI's
+	// export): the colours as tags around the text.
+	htmlTagPattern = regexp.MustCompile(`</?(?:font|span|b|i|u|strong|em)(?:\s[^>]*)?>`)
 	// kubectl logs --timestamps, docker logs -t, log exports (CloudWatch,
 	// Loki): an RFC 3339 time and white space before the line.
 	kubeTimePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))[ \t](.*\S.*)$`)
@@ -77,6 +81,8 @@ var (
 	// "(EngineCore_DP0 pid=2) ", "(VllmWorker rank=0 pid=3) ") or Ray
 	// ("(WorkerDict pid=4, ip=10.0.0.5) ").
 	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: rank=\d+)? pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
+	// A terminal's echo of Ctrl-C ("^C", or the byte itself).
+	ctrlCPattern = regexp.MustCompile(`^(?:\^C|\x03)+(.+)$`)
 	// A terminal UI's box (k9s): "│ line   │".
 	boxPattern = regexp.MustCompile(`^│ (.*?) *│? *$`)
 	// Ray's de-duplication suffix: " [repeated 3x across cluster]".
@@ -91,6 +97,11 @@ func unwrap(line string, attrs map[string]any) string {
 	}
 	if strings.Contains(line, "[0m") {
 		line = bareANSIPattern.ReplaceAllString(line, "")
+	}
+	if strings.Contains(line, "</") {
+		if bare := htmlTagPattern.ReplaceAllString(line, ""); bare != line {
+			line = html.UnescapeString(bare)
+		}
 	}
 	for {
 		next, ok := unwrapOnce(line, attrs)
@@ -115,7 +126,13 @@ func unwrapOnce(line string, attrs map[string]any) (string, bool) {
 		if !p.quick(line) {
 			continue
 		}
-		if m := p.re.FindStringSubmatch(line); m != nil {
+		var m []string
+		if p.match != nil {
+			m = p.match(line)
+		} else {
+			m = p.re.FindStringSubmatch(line)
+		}
+		if m != nil {
 			if rest, ok := p.apply(m, attrs); ok {
 				return rest, true
 			}
@@ -130,6 +147,9 @@ func unwrapOnce(line string, attrs map[string]any) (string, bool) {
 type peeler struct {
 	quick func(line string) bool
 	re    *regexp.Regexp
+	// match, where set, is re written by hand (for the prefixes on every
+	// line of a busy server): the same submatches, or nil.
+	match func(line string) []string
 	apply func(m []string, attrs map[string]any) (rest string, ok bool)
 }
 
@@ -165,7 +185,7 @@ var peelers = []peeler{
 		putInt(attrs, attrRepeated, m[1])
 		return m[2], true
 	}},
-	{quick: func(l string) bool { return strings.HasPrefix(l, "(") && strings.Contains(l, " pid=") }, re: processPattern,
+	{quick: func(l string) bool { return strings.HasPrefix(l, "(") && strings.Contains(l, " pid=") }, match: matchProcessPrefix,
 		apply: func(m []string, attrs map[string]any) (string, bool) {
 			attrs[attrProcessTitle] = m[1]
 			putInt(attrs, attrProcessPID, m[2])
@@ -185,8 +205,79 @@ var peelers = []peeler{
 			attrs[attrContainerName] = m[1] + m[2] + m[3]
 			return m[4], true
 		}},
+	// A terminal's echo of Ctrl-C before the next line ("^CINFO: Shutting down").
+	{quick: func(l string) bool { return strings.HasPrefix(l, "^C") || strings.HasPrefix(l, "\x03") }, re: ctrlCPattern,
+		apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
 	// A terminal UI's box (k9s): "│ line │".
 	{quick: prefix("│ "), re: boxPattern, apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+}
+
+// matchProcessPrefix is processPattern by hand: "(Name[ rank=N] pid=N[,
+// ip=A.B.C.D])[ rest]" gives the whole line, Name, the pid and the rest.
+func matchProcessPrefix(l string) []string {
+	end := strings.IndexByte(l, ')')
+	if end < 0 || !strings.HasPrefix(l, "(") {
+		return nil
+	}
+	inner, rest := l[1:end], l[end+1:]
+	if rest != "" {
+		if rest[0] != ' ' {
+			return nil
+		}
+		rest = rest[1:]
+	}
+	if strings.IndexByte(rest, '\n') >= 0 {
+		return nil // the pattern's "." stops at a line break
+	}
+	name, tail, ok := strings.Cut(inner, " ")
+	if !ok || name == "" || !isWordDotDash(name) {
+		return nil
+	}
+	if r, ok := strings.CutPrefix(tail, "rank="); ok {
+		digits, after, _ := strings.Cut(r, " ")
+		if !allDigits(digits) {
+			return nil
+		}
+		tail = after
+	}
+	pid, ok := strings.CutPrefix(tail, "pid=")
+	if !ok {
+		return nil
+	}
+	pid, ip, hasIP := strings.Cut(pid, ", ip=")
+	if !allDigits(pid) || hasIP && !isDigitsDots(ip) {
+		return nil
+	}
+	return []string{l, name, pid, rest}
+}
+
+// isWordDotDash is [\w.-]+.
+func isWordDotDash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isDigitsDots(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) && s[i] != '.' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // applyExportTime keeps a TGI record's own leading time, and the line's

@@ -1,9 +1,11 @@
 package inferencelogreceiver
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestUnwrap(t *testing.T) {
@@ -57,6 +59,11 @@ func TestUnwrap(t *testing.T) {
 		{"ansi as literal text", "#033[2m2024-05-10T12:00:00.123456Z#033[0m #033[32m INFO#033[0m text_generation_launcher: Starting shard rank=0", tgi, map[string]any{}},
 		{"ansi with the escape byte lost", "[2mtext_generation_launcher [0m [2m: [0m Args { model_id: \"x\" }", `text_generation_launcher: Args { model_id: "x" }`, map[string]any{}},
 		{"brackets without a reset stay", "[2m] not a colour code", "[2m] not a colour code", map[string]any{}},
+		{"html colours", `<font color="#2AA1B3"><b>(APIServer pid=1)</b></font> ` + vllm, vllm, map[string]any{attrProcessTitle: "APIServer", attrProcessPID: int64(1)}},
+		{"html colours, entities unescaped", `<span style="color:red">WARNING 11-29 17:40:02 [x.py:1] a &lt; b &amp;&amp; c</span>`, `WARNING 11-29 17:40:02 [x.py:1] a < b && c`, map[string]any{}},
+		{"a closing tag that is not a colour stays", `INFO 11-29 17:40:02 [x.py:1] rendered </div> &lt;`, `INFO 11-29 17:40:02 [x.py:1] rendered </div> &lt;`, map[string]any{}},
+		{"ctrl-c echo", "^CINFO:     Shutting down", "INFO:     Shutting down", map[string]any{}},
+		{"ctrl-c byte", "\x03" + vllm, vllm, map[string]any{}},
 		{"caret ansi", "^[[97;42m 200 ^[[0m| 1.2s", " 200 | 1.2s", map[string]any{}},
 		{"stacked: journald, compose-less docker time, rank", "Dec  1 10:00:00 node dockerd[99]: 2025-12-01T10:00:00Z [rank1]: " + vllm, vllm,
 			map[string]any{attrHostName: "node", attrProcessName: "dockerd", attrProcessPID: int64(99), attrWrapperTime: "2025-12-01T10:00:00Z", attrRank: int64(1)}},
@@ -69,4 +76,34 @@ func TestUnwrap(t *testing.T) {
 			assert.Equal(t, tc.attrs, attrs)
 		})
 	}
+}
+
+// processPrefixCases are the edges of matchProcessPrefix, the hand-written
+// processPattern.
+var processPrefixCases = []string{
+	"(APIServer pid=2914) INFO 11-29 17:41:30 [x.py:1] y",
+	"(VllmWorker rank=1 pid=77) x", "(WorkerDict pid=26105, ip=10.0.0.5) x", "(WorkerDict pid=26103)",
+	"(WorkerDict pid=26103) ", "(A pid=1)x", "(A pid=) x", "(A  pid=1) x", "(A rank= pid=1) x", "(A rank=1x pid=1) x",
+	"(A pid=1, ip=) x", "(A pid=1, ip=1.2.x) x", "(a.b-c_d pid=9) x", "(a/b pid=9) x", "( pid=9) x", "(A pid=1) x)",
+	"(A pid=1 ) x", "(A pid=1, ip=1.2.3.4, more) x", "(A rank=1 rank=2 pid=1) x", "(A pid=1) x\ny",
+}
+
+func TestProcessPrefixMatchesPattern(t *testing.T) {
+	for _, l := range processPrefixCases {
+		assert.Equal(t, processPattern.FindStringSubmatch(l), matchProcessPrefix(l), "line %q", l)
+	}
+}
+
+// FuzzProcessPrefix: the hand-written matcher agrees with the pattern it
+// replaces on any line.
+func FuzzProcessPrefix(f *testing.F) {
+	for _, l := range processPrefixCases {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, l string) {
+		if !strings.HasPrefix(l, "(") || !strings.Contains(l, " pid=") {
+			return // the peeler's quick check keeps these from either
+		}
+		require.Equal(t, processPattern.FindStringSubmatch(l), matchProcessPrefix(l), "line %q", l)
+	})
 }
