@@ -2,6 +2,7 @@ package inferencelogreceiver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -20,6 +23,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/inferencelogreceiver/internal/metadata"
 )
 
 // The benchmarks read the same vLLM log (the sample file repeated to
@@ -120,20 +125,56 @@ func processCPU(b *testing.B) time.Duration {
 }
 
 func BenchmarkVLLMLogInferenceLog(b *testing.B) {
-	benchPreset(b, "vllm", benchFile(b))
+	benchFastAndGrammar(b, benchFile(b))
+}
+
+// benchFastAndGrammar runs the vllm preset over path with its fast parser
+// and, for comparison in the same run, with the grammar alone.
+func benchFastAndGrammar(b *testing.B, path string) {
+	b.Run("fast", func(b *testing.B) { benchPreset(b, "vllm", path) })
+	b.Run("grammar", func(b *testing.B) {
+		fastParsersOff = true
+		defer func() { fastParsersOff = false }()
+		benchPreset(b, "vllm", path)
+	})
 }
 
 // BenchmarkVLLMStatsLines reads only vLLM's stats lines (V0 and V1, with
 // their metrics): the lines a busy server prints every few seconds per
 // engine, and the costliest to parse.
 func BenchmarkVLLMStatsLines(b *testing.B) {
-	dir := b.TempDir()
-	stats := filepath.Join(dir, "stats.log")
-	require.NoError(b, os.WriteFile(stats, []byte(strings.Join([]string{
-		"(APIServer pid=2914) INFO 11-29 17:41:30 [loggers.py:127] Engine 000: Avg prompt throughput: 1843.6 tokens/s, Avg generation throughput: 412.9 tokens/s, Running: 12 reqs, Waiting: 3 reqs, GPU KV cache usage: 37.5%, Prefix cache hit rate: 61.2%",
-		"INFO 11-29 17:42:00 metrics.py:351] Avg prompt throughput: 955.2 tokens/s, Avg generation throughput: 120.4 tokens/s, Running: 8 reqs, Swapped: 2 reqs, Pending: 5 reqs, GPU KV cache usage: 98.7%, CPU KV cache usage: 4.1%.",
-	}, "\n")+"\n"), 0o600))
-	benchPreset(b, "vllm", benchFileOf(b, "vllm", stats))
+	benchFastAndGrammar(b, benchFileOf(b, "vllm", writeStatsSample(b)))
+}
+
+// writeStatsSample writes 2,000 stats lines, V1 (two engines) and V0
+// alternating, five seconds apart and with changing numbers, as a busy
+// server prints them.
+func writeStatsSample(b *testing.B) string {
+	b.Helper()
+	var sb strings.Builder
+	t0 := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	for i := range 2000 {
+		ts := t0.Add(time.Duration(5*i) * time.Second).Format("01-02 15:04:05")
+		if i%2 == 0 {
+			fmt.Fprintf(&sb, "(APIServer pid=2914) INFO %s [loggers.py:127] Engine %03d: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%\n",
+				ts, i/2%2, float64(i%977)*3.7, float64(i%331)*1.3, i%64, i%7, float64(i%1000)/10, float64(i%613)/10)
+		} else {
+			fmt.Fprintf(&sb, "INFO %s metrics.py:351] Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Swapped: %d reqs, Pending: %d reqs, GPU KV cache usage: %.1f%%, CPU KV cache usage: %.1f%%.\n",
+				ts, float64(i%977)*2.1, float64(i%331)*0.9, i%48, i%3, i%11, float64(i%1000)/10, float64(i%97)/10)
+		}
+	}
+	stats := filepath.Join(b.TempDir(), "stats.log")
+	require.NoError(b, os.WriteFile(stats, []byte(sb.String()), 0o600))
+	return stats
+}
+
+// BenchmarkVLLMStatsLinesFilelogFloor reads the same stats lines with the
+// filelog receiver and no operator at all: the cost of tailing, splitting
+// and converting a line that every receiver built on stanza pays, the
+// floor under BenchmarkVLLMStatsLines.
+func BenchmarkVLLMStatsLinesFilelogFloor(b *testing.B) {
+	path := benchFileOf(b, "vllm", writeStatsSample(b))
+	benchFilelog(b, path, nil)
 }
 
 // BenchmarkPresetRealLines reads each preset's real samples
@@ -164,7 +205,19 @@ func benchPreset(b *testing.B, preset, path string) {
 }
 
 func BenchmarkVLLMLogFilelogHeaderOnly(b *testing.B) {
-	path := benchFile(b)
+	benchFilelog(b, benchFile(b), []any{map[string]any{
+		"type":     "regex_parser",
+		"on_error": "send_quiet",
+		"regex":    `^(?:\((?P<process>[^ )]+) pid=(?P<pid>\d+)\) )?(?P<level>[A-Z]+) (?P<time>\d{2}-\d{2} \d{2}:\d{2}:\d{2}) \[?(?P<code_file>[^:\] ]+):(?P<code_line>\d+)\] (?P<message>(?s:.*))$`,
+		"timestamp": map[string]any{
+			"parse_from": "attributes.time", "layout_type": "strptime", "layout": "%m-%d %H:%M:%S", "location": "UTC",
+		},
+		"severity": map[string]any{"parse_from": "attributes.level"},
+	}})
+}
+
+// benchFilelog reads path with contrib's filelog receiver running operators.
+func benchFilelog(b *testing.B, path string, operators []any) {
 	f := filelogreceiver.NewFactory()
 	set := receivertest.NewNopSettings(f.Type())
 	runBench(b, func(sink *countingLogs) []component.Component {
@@ -173,15 +226,7 @@ func BenchmarkVLLMLogFilelogHeaderOnly(b *testing.B) {
 			"include":       []any{path},
 			"start_at":      "beginning",
 			"poll_interval": "1ms",
-			"operators": []any{map[string]any{
-				"type":     "regex_parser",
-				"on_error": "send_quiet",
-				"regex":    `^(?:\((?P<process>[^ )]+) pid=(?P<pid>\d+)\) )?(?P<level>[A-Z]+) (?P<time>\d{2}-\d{2} \d{2}:\d{2}:\d{2}) \[?(?P<code_file>[^:\] ]+):(?P<code_line>\d+)\] (?P<message>(?s:.*))$`,
-				"timestamp": map[string]any{
-					"parse_from": "attributes.time", "layout_type": "strptime", "layout": "%m-%d %H:%M:%S", "location": "UTC",
-				},
-				"severity": map[string]any{"parse_from": "attributes.level"},
-			}},
+			"operators":     operators,
 		})
 		require.NoError(b, conf.Unmarshal(cfg))
 		var lr receiver.Logs
@@ -189,4 +234,34 @@ func BenchmarkVLLMLogFilelogHeaderOnly(b *testing.B) {
 		require.NoError(b, err)
 		return []component.Component{lr}
 	})
+}
+
+// BenchmarkVLLMStatsOutput is the output half of BenchmarkVLLMStatsLines
+// alone: already parsed stats records turned into their log records
+// (stanza's entry → pdata conversion) and metric points, in batches of 100
+// as the emitter sends them. What no parser can save.
+func BenchmarkVLLMStatsOutput(b *testing.B) {
+	pp := buildPresetPipeline(b, "vllm")
+	raw, err := os.ReadFile(writeStatsSample(b))
+	require.NoError(b, err)
+	var parsed []*entry.Entry
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		parsed = append(parsed, pp.parse(b, unwrap(l, map[string]any{})))
+	}
+	mb := newMetricsBuilder(pp.preset, "", time.Unix(0, 0), "bench")
+	b.ReportAllocs()
+	b.ResetTimer()
+	lines := 0
+	for range b.N {
+		for i := 0; i+100 <= len(parsed); i += 100 {
+			batch := parsed[i : i+100]
+			_, n := mb.build(batch)
+			ld := adapter.ConvertEntries(batch, metadata.ScopeName, "bench")
+			if n == 0 || ld.LogRecordCount() != 100 {
+				b.Fatal("no output")
+			}
+			lines += 100
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
 }

@@ -35,12 +35,13 @@ func (c *fieldsConfig) Build(set component.TelemetrySettings) (operator.Operator
 	if err != nil {
 		return nil, err
 	}
-	return &fieldsOperator{TransformerOperator: t, preset: c.preset}, nil
+	return &fieldsOperator{TransformerOperator: t, preset: c.preset, server: c.preset.name}, nil
 }
 
 type fieldsOperator struct {
 	helper.TransformerOperator
 	preset *preset
+	server any // the preset's name, boxed once rather than per record
 }
 
 func (o *fieldsOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
@@ -56,7 +57,7 @@ func (o *fieldsOperator) transform(e *entry.Entry) error {
 		e.Attributes = map[string]any{}
 	}
 	applyFields(o.preset, e.Attributes)
-	e.Attributes[attrServer] = o.preset.name
+	e.Attributes[attrServer] = o.server
 	return nil
 }
 

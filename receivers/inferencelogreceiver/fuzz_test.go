@@ -18,8 +18,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// presetPipeline is one preset's operators (and the fields operator that
-// closes them) built into a stanza pipeline whose output the test reads.
+// presetPipeline is one preset's operators, between the classify step
+// (fast parsers on or off) and the fields operator that closes them, built
+// into a stanza pipeline whose output the test reads.
 type presetPipeline struct {
 	preset *preset
 	first  operator.Operator
@@ -29,25 +30,32 @@ type presetPipeline struct {
 
 func buildPresetPipeline(t testing.TB, name string) *presetPipeline {
 	t.Helper()
+	return buildPresetPipelineWith(t, name, true)
+}
+
+func buildPresetPipelineWith(t testing.TB, name string, fast bool) *presetPipeline {
+	t.Helper()
+	fastParsersOff = !fast
+	defer func() { fastParsersOff = false }()
 	p, err := loadPreset(name, presetParams{Location: "UTC"})
 	require.NoError(t, err)
 	pp := &presetPipeline{preset: p}
 	set := componenttest.NewNopTelemetrySettings()
 	out := helper.NewSynchronousLogEmitter(set, func(_ context.Context, es []*entry.Entry) { pp.out = append(pp.out, es...) })
-	ops := append(append([]operator.Config{}, p.operators...), newFieldsConfig(p))
+	ops := append(append([]operator.Config{newClassifyConfig(p)}, p.operators...), newFieldsConfig(p))
 	pipe, err := (pipeline.Config{Operators: ops, DefaultOutput: out}).Build(set)
 	require.NoError(t, err)
 	// No preset operator keeps state, so there is nothing to persist.
 	require.NoError(t, pipe.Start(nil))
 	t.Cleanup(func() { require.NoError(t, pipe.Stop()) })
-	// The first operator of the preset is the one the file input feeds.
+	// The classify step is the one the fold feeds.
 	var first operator.Operator
 	for _, op := range pipe.Operators() {
-		if op.ID() == p.operators[0].ID() {
+		if op.ID() == classifyOperatorID {
 			first = op
 		}
 	}
-	require.NotNil(t, first, "preset %s: first operator %s not in the pipeline", name, p.operators[0].ID())
+	require.NotNil(t, first, "preset %s: %s not in the pipeline", name, classifyOperatorID)
 	pp.first, pp.pipe = first, pipe
 	return pp
 }

@@ -55,8 +55,10 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 	md := pmetric.NewMetrics()
 	byResource := map[uint64]*resourceMetrics{}
 	points := 0
+	series := pcommon.NewMap() // the series attributes of the current entry
 	for _, e := range entries {
 		var rm *resourceMetrics
+		seriesSet := false
 		for _, f := range b.preset.metrics {
 			v, ok := e.Attributes[f.Attribute]
 			if !ok {
@@ -87,7 +89,12 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 			} else {
 				dp.SetDoubleValue(val)
 			}
-			b.pointAttributes(e, dp.Attributes())
+			if !seriesSet {
+				series.Clear()
+				b.pointAttributes(e, series)
+				seriesSet = true
+			}
+			series.CopyTo(dp.Attributes())
 			points++
 		}
 	}

@@ -22,7 +22,7 @@ var realFloor = map[string]float64{
 	"tgi":      0.993,
 	"sglang":   0.974,
 	"ollama":   0.980,
-	"llamacpp": 0.983,
+	"llamacpp": 1.0,
 }
 
 // TestRealSamples runs every preset over the verbatim excerpts of real

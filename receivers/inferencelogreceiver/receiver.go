@@ -79,6 +79,7 @@ func newReceiver(set receiver.Settings, cfg *Config) (*inferenceLogReceiver, err
 		if r.preset.fold != nil {
 			ops = append(ops, *r.preset.fold)
 		}
+		ops = append(ops, newClassifyConfig(r.preset))
 		ops = append(ops, r.preset.operators...)
 		ops = append(ops, newFieldsConfig(r.preset))
 	}
