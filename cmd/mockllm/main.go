@@ -47,6 +47,8 @@ func run(args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.ContextWindow, "context-window", cfg.ContextWindow, "context window in tokens (prompt + max_tokens above it gets a 400)")
 	fs.DurationVar(&cfg.TTFT, "ttft", cfg.TTFT, "mean time to first token")
 	fs.DurationVar(&cfg.PrefillPerToken, "prefill-per-token", cfg.PrefillPerToken, "extra time to first token per prompt token")
+	fs.IntVar(&cfg.PrefixCacheBlockTokens, "prefix-cache-block-tokens", 0, "prefix cache block size in tokens; cached prompt tokens take no prefill time (0: no cache)")
+	fs.IntVar(&cfg.PrefixCacheBlocks, "prefix-cache-blocks", cfg.PrefixCacheBlocks, "prefix cache capacity in blocks (least recently used forgotten first)")
 	fs.DurationVar(&cfg.ITL, "itl", cfg.ITL, "mean inter-token latency")
 	fs.Float64Var(&cfg.Jitter, "jitter", cfg.Jitter, "relative spread of TTFT and each gap (0..1)")
 	fs.IntVar(&cfg.OutputTokens, "output-tokens", cfg.OutputTokens, "mean completion length in tokens (max_tokens caps it)")

@@ -41,9 +41,10 @@ type completionRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	MaxTokens           *int `json:"max_tokens"`
-	MaxCompletionTokens *int `json:"max_completion_tokens"`
-	IgnoreEOS           bool `json:"ignore_eos"`
+	User                string `json:"user"`
+	MaxTokens           *int   `json:"max_tokens"`
+	MaxCompletionTokens *int   `json:"max_completion_tokens"`
+	IgnoreEOS           bool   `json:"ignore_eos"`
 }
 
 // promptTokens estimates a prompt's length at four bytes per token plus a
@@ -75,6 +76,9 @@ type plan struct {
 	tokens     int
 	finish     string
 	faultAfter int // content chunks before a mid-stream fault
+	// wordOffset is the answer's first word (0 but for session turns).
+	wordOffset int
+	cached     int // prompt tokens the prefix cache served
 }
 
 var words = []string{" the", " model", " streams", " tokens", " over", " server", "-sent", " events", " while", " the",
@@ -180,7 +184,15 @@ func (s *Server) planCompletion(w http.ResponseWriter, r *http.Request, q *compl
 		s.faultsByKind[fault].Add(1)
 		span.SetAttributes(attribute.String("mockllm.fault", fault))
 	}
-	rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL = p.tokens, p.ttft, p.itl
+	rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL, rec.CachedTokens = p.tokens, p.ttft, p.itl, p.cached
+	if q.User != "" {
+		rec.Session = q.User
+		rec.SessionTurn, rec.HistoryChecked, rec.HistoryOK = s.sessions.begin(q.User, q)
+		if rec.HistoryChecked && !rec.HistoryOK {
+			s.historyMismatches.Add(1)
+		}
+		p.wordOffset = int(s.seq.Load() % uint64(len(words)))
+	}
 	return fault, p, true
 }
 
@@ -266,8 +278,8 @@ func requestedMax(q *completionRequest) int {
 
 // plan applies the latency model and the request's overrides.
 func (s *Server) plan(r *http.Request, q *completionRequest, rng *rand.Rand, promptTokens int) (plan, error) {
-	p := plan{jitter: s.cfg.Jitter, finish: "stop"}
-	p.ttft = jitter(rng, s.cfg.TTFT+time.Duration(promptTokens)*s.cfg.PrefillPerToken, s.cfg.Jitter)
+	p := plan{jitter: s.cfg.Jitter, finish: "stop", cached: s.cachedTokens(q, promptTokens)}
+	p.ttft = jitter(rng, s.cfg.TTFT+time.Duration(promptTokens-p.cached)*s.cfg.PrefillPerToken, s.cfg.Jitter)
 	p.itl = s.cfg.ITL
 	if v, ok, err := headerInt(r, HeaderTTFT); err != nil {
 		return p, err
@@ -336,9 +348,7 @@ func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *c
 		return
 	}
 	text := make([]byte, 0, p.tokens*7)
-	for i := 0; i < p.tokens; i++ {
-		text = append(text, words[i%len(words)]...)
-	}
+	text = appendWords(text, p.wordOffset, p.tokens)
 	usage := map[string]int{"prompt_tokens": rec.PromptTokens, "completion_tokens": p.tokens, "total_tokens": rec.PromptTokens + p.tokens}
 	var choice map[string]any
 	object := "chat.completion"
@@ -349,6 +359,7 @@ func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *c
 		choice = map[string]any{"index": 0, "text": string(text), "logprobs": nil, "finish_reason": p.finish}
 	}
 	rec.Status, rec.SentTokens, rec.FinishReason = http.StatusOK, p.tokens, p.finish
+	s.noteAnswer(rec, p)
 	rec.FirstContentAt = time.Now()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": rec.ID, "object": object, "created": s.created, "model": q.Model,

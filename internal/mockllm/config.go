@@ -49,6 +49,12 @@ type Config struct {
 	// PrefillPerToken adds time per prompt token.
 	TTFT            time.Duration
 	PrefillPerToken time.Duration
+	// PrefixCacheBlockTokens turns the prefix cache on (prefix.go): prompts
+	// are cached in blocks of this many tokens, and a request's cached
+	// tokens cost no PrefillPerToken. 0 is off. PrefixCacheBlocks is its
+	// capacity in blocks (least recently used forgotten first).
+	PrefixCacheBlockTokens int
+	PrefixCacheBlocks      int
 	// ITL is the mean gap between two output tokens.
 	ITL time.Duration
 	// Jitter is the relative spread of TTFT and each ITL gap: each is drawn
@@ -118,6 +124,7 @@ func DefaultConfig() Config {
 		StallDuration:       30 * time.Second,
 		SlowHeaders:         2 * time.Second,
 		HistorySize:         100000,
+		PrefixCacheBlocks:   262144,
 		RecordTokenTimes:    true,
 	}
 }
@@ -153,6 +160,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("embedding_dimensions: must be >= 1, got %d", c.EmbeddingDimensions))
 	}
 	errs = append(errs, c.validateCapacity()...)
+	if c.PrefixCacheBlockTokens < 0 {
+		errs = append(errs, fmt.Errorf("prefix_cache_block_tokens: must be >= 0 (0 is off), got %d", c.PrefixCacheBlockTokens))
+	}
+	if c.PrefixCacheBlockTokens > 0 && c.PrefixCacheBlocks < 1 {
+		errs = append(errs, fmt.Errorf("prefix_cache_blocks: must be >= 1 with the prefix cache on, got %d", c.PrefixCacheBlocks))
+	}
 	if c.HistorySize < 0 {
 		errs = append(errs, fmt.Errorf("history_size: must be >= 0, got %d", c.HistorySize))
 	}

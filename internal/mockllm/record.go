@@ -21,6 +21,9 @@ type Record struct {
 	Status      int
 
 	PromptTokens int
+	// CachedTokens are the prompt's leading tokens the prefix cache served
+	// (Config.PrefixCacheBlockTokens), which took no prefill time.
+	CachedTokens int
 	// PlannedTokens is the completion length the latency model chose;
 	// SentTokens is how many were written before the response ended.
 	PlannedTokens int
@@ -48,6 +51,15 @@ type Record struct {
 	EndAt      time.Time
 	DoneSent   bool // "data: [DONE]" was written
 	ClientGone bool // the client went away before the end
+
+	// Session is the request's "user" field, SessionTurn its turn in that
+	// session (1 for the first the server saw); HistoryChecked is set from
+	// the second turn on, HistoryOK when the messages carried the server's
+	// answer to the turn before, verbatim.
+	Session        string
+	SessionTurn    int
+	HistoryChecked bool
+	HistoryOK      bool
 }
 
 // TTFT is the server-side time to first content chunk, from the moment the

@@ -36,6 +36,14 @@ type Stats struct {
 	Queued    int64 `json:"queued"`
 	MaxQueued int64 `json:"max_queued"`
 	Rejected  int64 `json:"rejected"`
+	// HistoryMismatches counts session turns whose messages lacked the
+	// server's answer to the turn before.
+	HistoryMismatches int64 `json:"history_mismatches"`
+	// PrefixCacheQueries and PrefixCacheHits are the prompt tokens looked
+	// up in the prefix cache and those found (vLLM's prefix_cache_queries
+	// and prefix_cache_hits); 0 with the cache off.
+	PrefixCacheQueries int64 `json:"prefix_cache_queries"`
+	PrefixCacheHits    int64 `json:"prefix_cache_hits"`
 }
 
 // Server is the mock. Its zero value is not usable; call New.
@@ -51,6 +59,10 @@ type Server struct {
 	requests, active, maxActive, completed, faults, gone atomic.Int64
 	faultsByKind                                         map[string]*atomic.Int64
 	eng                                                  *engine
+	sessions                                             *sessionBook
+	historyMismatches                                    atomic.Int64
+	prefix                                               *prefixCache // nil when off
+	prefixQueries, prefixHits                            atomic.Int64
 
 	mux *http.ServeMux
 
@@ -75,7 +87,8 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, hist: newHistory(cfg.HistorySize), seed: cfg.Seed, created: time.Now().Unix(),
-		eng: newEngine(cfg.MaxRunning, cfg.MaxQueue), faultsByKind: map[string]*atomic.Int64{}}
+		eng: newEngine(cfg.MaxRunning, cfg.MaxQueue), faultsByKind: map[string]*atomic.Int64{}, sessions: newSessionBook(),
+		prefix: newPrefixCache(cfg.PrefixCacheBlockTokens, cfg.PrefixCacheBlocks)}
 	for _, f := range Faults {
 		s.faultsByKind[f] = new(atomic.Int64)
 	}
@@ -184,7 +197,8 @@ func (s *Server) Stats() Stats {
 		Requests: s.requests.Load(), ActiveStreams: s.active.Load(), MaxStreams: s.maxActive.Load(),
 		Completed: s.completed.Load(), Faults: s.faults.Load(), ClientGone: s.gone.Load(),
 		Running: s.eng.running.Load(), Queued: s.eng.queued.Load(), MaxQueued: s.eng.maxQueued.Load(),
-		Rejected: s.eng.rejected.Load(),
+		Rejected: s.eng.rejected.Load(), HistoryMismatches: s.historyMismatches.Load(),
+		PrefixCacheQueries: s.prefixQueries.Load(), PrefixCacheHits: s.prefixHits.Load(),
 	}
 }
 

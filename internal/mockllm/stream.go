@@ -96,6 +96,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint,
 	if !ok || !s.streamTokens(ctx, cw, p, fault, rng, rec, span) {
 		return
 	}
+	s.noteAnswer(rec, p)
 	s.finishStream(cw, p, fault, rec, span)
 }
 
@@ -166,7 +167,7 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 			return false
 		}
 		n := min(s.cfg.TokensPerChunk, p.tokens-sent)
-		text = appendWords(text[:0], sent, n)
+		text = appendWords(text[:0], p.wordOffset+sent, n)
 		// The chunk's time is taken as it is handed to the connection: a
 		// client cannot see it earlier, however late this goroutine runs
 		// after the write.
