@@ -60,6 +60,7 @@ func (s *state) build(final bool) *Report {
 	}
 	r.Total = totalRow
 	r.LoadCurve = s.loadCurve()
+	r.Workload = s.workload.report()
 	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
 	s.judgeReport(r)
 	s.addShards(r)

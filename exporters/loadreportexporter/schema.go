@@ -29,7 +29,10 @@ type Report struct {
 	GPUs             []GPUSummary `json:"gpus,omitempty"`
 	Timeline         Timeline     `json:"timeline"`
 	LoadCurve        *LoadCurve   `json:"load_curve,omitempty"`
-	Histograms       Histograms   `json:"histograms"`
+	// Workload breaks TTFT down by session turn and cacheable share
+	// (workload.go); absent when the spans carry neither.
+	Workload   *WorkloadBreakdown `json:"workload,omitempty"`
+	Histograms Histograms         `json:"histograms"`
 	// Shards is the per-shard view of a distributed run (shards.go).
 	Shards *ShardReport `json:"shards,omitempty"`
 	// Files are the files written next to this one, by format.
@@ -120,6 +123,20 @@ type Row struct {
 	Concurrency   float64      `json:"mean_concurrency"`
 	PeakConc      float64      `json:"peak_concurrency,omitempty"`
 	Verdict       string       `json:"verdict"`
+}
+
+// WorkloadBreakdown is the TTFT of successful requests by session turn
+// (llm_loadgen.session.turn) and by the share of their input tokens a
+// prefix cache could serve (a session's history, a shared prefix).
+type WorkloadBreakdown struct {
+	ByTurn           []BreakdownRow `json:"by_turn,omitempty"`
+	ByCacheableShare []BreakdownRow `json:"by_cacheable_share,omitempty"`
+}
+
+// BreakdownRow is one row of a breakdown; TTFT.Count is its requests.
+type BreakdownRow struct {
+	Label string   `json:"label"`
+	TTFT  *Latency `json:"ttft"`
 }
 
 // SpanLoss is what span_guard removed.

@@ -21,6 +21,7 @@ type state struct {
 
 	groups   map[groupKey]*group
 	timeline *timeline
+	workload workloadState
 
 	spansSeen        int64 // spans other than span_guard summaries
 	summaries        int64

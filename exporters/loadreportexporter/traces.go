@@ -307,6 +307,9 @@ func (s *state) countSuccess(g *group, sp ptrace.Span, start int64, dur float64,
 	g.e2e.add(dur)
 	s.timeline.at(start).sketchE2E(s.timelineSpec).add(dur)
 	ttft, hasTTFT := s.addTTFT(g, start, dur, ttftOutside)
+	if hasTTFT {
+		s.workload.add(s.spec, sp.Attributes(), ttft, f.InputTokens.N)
+	}
 	tpot := math.NaN()
 	if hasTTFT {
 		if t, ok := genai.TimePerOutputToken(dur, ttft, out); ok {

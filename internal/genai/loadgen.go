@@ -32,6 +32,14 @@ const (
 	// AttrLoadgenScenario is the scenario (chat, rag, agent, embeddings) of a
 	// request, on its root span; load_report's default dimensions.scenario.
 	AttrLoadgenScenario = "llm_loadgen.scenario"
+	// AttrLoadgenSessionTurn is a live request's turn in its multi-turn
+	// session (1-based), and AttrLoadgenHistoryTokens the estimated tokens
+	// of the earlier turns it carried; AttrLoadgenCacheableTokens the
+	// tokens a shared-prefix request shares with its group. load_report
+	// breaks TTFT down by them.
+	AttrLoadgenSessionTurn     = "llm_loadgen.session.turn"
+	AttrLoadgenHistoryTokens   = "llm_loadgen.session.history_tokens"
+	AttrLoadgenCacheableTokens = "llm_loadgen.prefix.cacheable_tokens"
 )
 
 // Span events llm_loadgen writes that other components read.
