@@ -81,6 +81,22 @@ type LiveConfig struct {
 	// Sweep, when step_duration is set, steps the open-loop rate until an
 	// SLO breaks or throughput saturates, and reports the knee.
 	Sweep LiveSweepConfig `mapstructure:"sweep"`
+	// Session, with turns set, makes every arrival (open loop) or virtual
+	// user (closed loop) a multi-turn conversation.
+	Session LiveSessionConfig `mapstructure:"session"`
+}
+
+// LiveSessionConfig is the multi-turn workload: a session sends turn k+1
+// after turn k ended and a think time, with the whole history, the
+// server's real answers included. Its id is the request's "user" field.
+type LiveSessionConfig struct {
+	// Turns per session (0: every request stands alone). Each turn's user
+	// message is a synthetic prompt of a length drawn from
+	// live.prompt.input_tokens.
+	Turns int `mapstructure:"turns"`
+	// ThinkTime is the mean pause between a turn's answer and the next
+	// turn (exponentially distributed, drawn from the seed); 0: none.
+	ThinkTime time.Duration `mapstructure:"think_time"`
 }
 
 // LivePromptConfig builds the request messages: a system prompt, few-shot
@@ -322,5 +338,28 @@ func (l *LiveConfig) validateWorkload() []error {
 	if l.Prompt.ContextWindow <= l.MaxTokens {
 		errs = append(errs, fmt.Errorf("live.prompt.context_window: must be larger than live.max_tokens (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow))
 	}
-	return errs
+	return append(errs, l.Session.validate(l))
+}
+
+func (s LiveSessionConfig) validate(l *LiveConfig) error {
+	if s.Turns == 0 && s.ThinkTime == 0 {
+		return nil
+	}
+	var errs []error
+	if s.Turns < 2 || s.Turns > 1000 {
+		errs = append(errs, fmt.Errorf("live.session.turns: must be from 2 to 1000 (0 turns sessions off), got %d", s.Turns))
+	}
+	if s.ThinkTime < 0 {
+		errs = append(errs, fmt.Errorf("live.session.think_time: must not be negative, got %s", s.ThinkTime))
+	}
+	if l.Operation != liveOpChat {
+		errs = append(errs, fmt.Errorf("live.session: a conversation needs operation %q, got %q", liveOpChat, l.Operation))
+	}
+	if l.Dataset.Path != "" || l.Trace.Path != "" {
+		errs = append(errs, errors.New("live.session: turns are synthetic prompts; remove live.dataset and live.trace"))
+	}
+	if l.Sweep.StepDuration > 0 {
+		errs = append(errs, errors.New("live.session: a sweep counts single requests per step; remove live.sweep"))
+	}
+	return errors.Join(errs...)
 }

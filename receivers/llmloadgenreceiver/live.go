@@ -57,6 +57,7 @@ type liveRunner struct {
 	queued   atomic.Int64
 	seq      atomic.Int64
 	issued   atomic.Int64
+	sessions atomic.Int64 // sessions started (live.session)
 	results  chan *liveResult
 	onResult func(*liveResult) // sweep bookkeeping; nil otherwise
 
@@ -309,6 +310,10 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 		rate := prof.at(t)
 		go func() {
 			defer r.inflight.Done()
+			if r.lc.Session.Turns > 0 {
+				r.runSession(ctx, sched, rate)
+				return
+			}
 			r.request(sched, rate, nil)
 		}()
 	}
@@ -401,7 +406,11 @@ func (r *liveRunner) user(ctx context.Context, id int, target *atomic.Int64, see
 			return
 		}
 		r.inflight.Add(1)
-		r.request(time.Now(), 0, nil)
+		if r.lc.Session.Turns > 0 {
+			r.runSession(ctx, time.Now(), 0)
+		} else {
+			r.request(time.Now(), 0, nil)
+		}
 		r.inflight.Done()
 		if think > 0 {
 			timer.Reset(time.Duration(rng.ExpFloat64() * float64(think)))
@@ -418,8 +427,17 @@ func (r *liveRunner) user(ctx context.Context, id int, target *atomic.Int64, see
 // rate requests per second (0 in a closed loop), and hands its result to the
 // output loop.
 func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedRequest) {
+	r.send(sched, rate, traced, nil)
+}
+
+// send runs one request, a session's turn when st is set, and returns its
+// result once handed to the output loop (which only reads it).
+func (r *liveRunner) send(sched time.Time, rate float64, traced *tracedRequest, st *sessionTurn) *liveResult {
 	r.progress.sent.Add(1)
-	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate, traced: traced}
+	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate, traced: traced, session: st}
+	if st != nil {
+		res.SessionID, res.SessionTurn = st.id, st.turn
+	}
 	r.idMu.Lock()
 	t0, t1, s0 := r.idRand.Uint64(), r.idRand.Uint64(), r.idRand.Uint64()|1
 	r.idMu.Unlock()
@@ -437,7 +455,7 @@ func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedReques
 				res.End = time.Now()
 				r.tel.live.notSent.Add(ctx, 1, reasonAttrs(errTypeQueueFull))
 				r.finish(res)
-				return
+				return res
 			}
 			r.tel.live.queued.Add(ctx, 1)
 			select {
@@ -450,7 +468,7 @@ func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedReques
 				res.End = time.Now()
 				res.fail(errTypeCancelled, errors.New("cancelled while queued for live.max_concurrency"))
 				r.finish(res)
-				return
+				return res
 			}
 		}
 	}
@@ -468,7 +486,7 @@ func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedReques
 		res.End = time.Now()
 		res.fail(errTypeInvalidResponse, err)
 		r.finish(res)
-		return
+		return res
 	}
 	r.tel.live.inflight.Add(ctx, 1)
 	r.client.do(r.reqCtx, body, res)
@@ -478,6 +496,7 @@ func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedReques
 		res.InputTokens = tokens
 	}
 	r.finish(res)
+	return res
 }
 
 func (r *liveRunner) finish(res *liveResult) {

@@ -56,6 +56,9 @@ func describeDataset(name, format string, s dataset.Summary) string {
 // body renders request res: a dataset record, or a synthetic prompt of a
 // sampled length.
 func (r *liveRunner) body(res *liveResult) ([]byte, int, error) {
+	if res.session != nil {
+		return r.sessionBody(res)
+	}
 	if tr := res.traced; tr != nil {
 		res.DatasetRow, res.MaxTokens = tr.row.Line, tr.row.OutputTokens
 		return tr.body, tr.row.InputTokens, tr.err

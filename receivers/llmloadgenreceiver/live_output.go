@@ -18,29 +18,31 @@ import (
 // Attributes of live client spans beyond the GenAI conventions: measured
 // timings in seconds, from the scheduled send time unless stated.
 const (
-	attrLiveQueueTime   = genai.AttrLoadgenQueueTime            // scheduled → dispatched from the client queue
-	attrLiveDNS         = "llm_loadgen.dns_time"                // DNS lookup
-	attrLiveConnect     = "llm_loadgen.connect_time"            // TCP connect
-	attrLiveTLS         = "llm_loadgen.tls_time"                // TLS handshake
-	attrLiveReused      = "llm_loadgen.conn_reused"             // connection taken from the idle pool
-	attrLiveFirstByte   = "llm_loadgen.first_byte"              // scheduled → first response byte
-	attrLiveTTFT        = "llm_loadgen.ttft"                    // scheduled → first content chunk
-	attrLiveTTFC        = "llm_loadgen.ttfc"                    // scheduled → first chunk with choices (role chunk counts)
-	attrLiveE2E         = "llm_loadgen.e2e"                     // scheduled → last content chunk
-	attrLiveTPOT        = "llm_loadgen.tpot"                    // (e2e − ttft)/(output tokens − 1)
-	attrLiveITLMean     = genai.AttrLoadgenITLMean              // mean gap between content chunks
-	attrLiveITLMax      = genai.AttrLoadgenITLMax               // largest gap
-	attrLiveChunks      = "llm_loadgen.chunks"                  // content chunks
-	attrLiveEvents      = "llm_loadgen.events"                  // SSE events parsed
-	attrLiveDone        = "llm_loadgen.done_seen"               // data: [DONE] arrived
-	attrLiveUsageSeen   = "llm_loadgen.usage_seen"              // a usage object arrived
-	attrLiveRequestID   = "llm_loadgen.request_id"              // server's x-request-id
-	attrLiveSeq         = genai.AttrLoadgenSequence             // request number in the run
-	attrLiveRetryAfter  = "llm_loadgen.retry_after"             // Retry-After of a refused request
-	attrLiveErrorDetail = "llm_loadgen.error_message"           // what went wrong, in words
-	attrLiveDatasetRow  = "llm_loadgen.dataset.row"             // line (jsonl) or conversation (sharegpt) of live.dataset
-	attrLivePrefixGroup = "llm_loadgen.prefix.group"            // shared-prefix group of the request
-	attrLiveCacheable   = "llm_loadgen.prefix.cacheable_tokens" // its tokens shared with the group
+	attrLiveQueueTime   = genai.AttrLoadgenQueueTime       // scheduled → dispatched from the client queue
+	attrLiveDNS         = "llm_loadgen.dns_time"           // DNS lookup
+	attrLiveConnect     = "llm_loadgen.connect_time"       // TCP connect
+	attrLiveTLS         = "llm_loadgen.tls_time"           // TLS handshake
+	attrLiveReused      = "llm_loadgen.conn_reused"        // connection taken from the idle pool
+	attrLiveFirstByte   = "llm_loadgen.first_byte"         // scheduled → first response byte
+	attrLiveTTFT        = "llm_loadgen.ttft"               // scheduled → first content chunk
+	attrLiveTTFC        = "llm_loadgen.ttfc"               // scheduled → first chunk with choices (role chunk counts)
+	attrLiveE2E         = "llm_loadgen.e2e"                // scheduled → last content chunk
+	attrLiveTPOT        = "llm_loadgen.tpot"               // (e2e − ttft)/(output tokens − 1)
+	attrLiveITLMean     = genai.AttrLoadgenITLMean         // mean gap between content chunks
+	attrLiveITLMax      = genai.AttrLoadgenITLMax          // largest gap
+	attrLiveChunks      = "llm_loadgen.chunks"             // content chunks
+	attrLiveEvents      = "llm_loadgen.events"             // SSE events parsed
+	attrLiveDone        = "llm_loadgen.done_seen"          // data: [DONE] arrived
+	attrLiveUsageSeen   = "llm_loadgen.usage_seen"         // a usage object arrived
+	attrLiveRequestID   = "llm_loadgen.request_id"         // server's x-request-id
+	attrLiveSeq         = genai.AttrLoadgenSequence        // request number in the run
+	attrLiveRetryAfter  = "llm_loadgen.retry_after"        // Retry-After of a refused request
+	attrLiveErrorDetail = "llm_loadgen.error_message"      // what went wrong, in words
+	attrLiveDatasetRow  = "llm_loadgen.dataset.row"        // line (jsonl) or conversation (sharegpt) of live.dataset
+	attrLivePrefixGroup = "llm_loadgen.prefix.group"       // shared-prefix group of the request
+	attrLiveCacheable   = genai.AttrLoadgenCacheableTokens // its tokens shared with the group
+	attrLiveTurn        = genai.AttrLoadgenSessionTurn     // the turn's number in its session (1-based)
+	attrLiveHistory     = genai.AttrLoadgenHistoryTokens   // estimated tokens of the earlier turns it carried
 	attrHTTPStatus      = genai.AttrHTTPResponseStatusCode
 	attrResponseID      = genai.AttrResponseID
 	attrRequestMaxTok   = "gen_ai.request.max_tokens"
@@ -148,6 +150,11 @@ func (r *liveRenderer) putGenAIAttrs(a pcommon.Map, res *liveResult) {
 	if res.CacheableTokens > 0 {
 		a.PutInt(attrLivePrefixGroup, int64(res.PrefixGroup))
 		a.PutInt(attrLiveCacheable, int64(res.CacheableTokens))
+	}
+	if res.SessionID != "" {
+		a.PutStr(genai.AttrConversationID, res.SessionID)
+		a.PutInt(attrLiveTurn, int64(res.SessionTurn))
+		a.PutInt(attrLiveHistory, int64(res.HistoryTokens))
 	}
 	if r.host != "" {
 		a.PutStr(genai.AttrServerAddress, r.host)

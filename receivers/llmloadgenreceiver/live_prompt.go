@@ -100,6 +100,31 @@ func (b *promptBuilder) build(seq int64, want int) ([]byte, int, error) {
 	return out, tokens, nil
 }
 
+// userContent is a user message of about want tokens: the configured
+// user text padded with filler (after the run and request tag when
+// live.prompt.unique_prefix is set).
+func (b *promptBuilder) userContent(seq int64, want int) string {
+	prefix := ""
+	if b.cfg.Prompt.UniquePrefix {
+		prefix = "[run " + b.runID + " request " + strconv.FormatInt(seq, 10) + "] "
+	}
+	have := dataset.Tokens(len(prefix) + len(b.cfg.Prompt.User))
+	pad := 0
+	if p := (min(max(want, 1), b.maxIn) - have) * bytesPerToken; p > 0 {
+		pad = min(p, len(b.filler))
+	}
+	return prefix + b.cfg.Prompt.User + b.filler[:pad]
+}
+
+// baseTokens is the estimated length of the system and few-shot messages.
+func (b *promptBuilder) baseTokens() int {
+	n := 0
+	for _, m := range b.base {
+		n += messageOverhead + dataset.Tokens(len(m.Content))
+	}
+	return n
+}
+
 // promptSentinel stands for the user content in the body template.
 const promptSentinel = "\x00llm_loadgen prompt\x00"
 
@@ -156,6 +181,12 @@ func (b *promptBuilder) buildMessages(msgs []dataset.Message, maxTokens int) ([]
 // marshalMessages renders a request body: the messages (chat), or their
 // contents joined into one prompt (text_completion).
 func (b *promptBuilder) marshalMessages(msgs []liveMessage, maxTokens int) ([]byte, error) {
+	return b.marshalBody(msgs, maxTokens, "")
+}
+
+// marshalBody is marshalMessages with the "user" field set when user is
+// not empty (a session's id).
+func (b *promptBuilder) marshalBody(msgs []liveMessage, maxTokens int, user string) ([]byte, error) {
 	body := make(map[string]any, 8+len(b.cfg.ExtraBody))
 	for k, v := range b.cfg.ExtraBody {
 		body[k] = v
@@ -177,6 +208,9 @@ func (b *promptBuilder) marshalMessages(msgs []liveMessage, maxTokens int) ([]by
 	}
 	if b.cfg.IgnoreEOS {
 		body["ignore_eos"] = true
+	}
+	if user != "" {
+		body["user"] = user
 	}
 	return json.Marshal(body)
 }

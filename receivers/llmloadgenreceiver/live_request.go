@@ -86,10 +86,19 @@ type liveResult struct {
 	// drew and its shared tokens (0 without live.prompt.shared_prefix).
 	PrefixGroup     int
 	CacheableTokens int
-	TraceID         [16]byte
-	SpanID          [8]byte
-	RequestID       string // the server's x-request-id
-	RetryAfter      string
+	// A session's turn (live.session): the session, the turn's number and
+	// the estimated tokens of the history it carried; userText and answer
+	// are its new user message and the answer's text, for the next turn.
+	session       *sessionTurn
+	SessionID     string
+	SessionTurn   int
+	HistoryTokens int
+	userText      string
+	answer        []byte
+	TraceID       [16]byte
+	SpanID        [8]byte
+	RequestID     string // the server's x-request-id
+	RetryAfter    string
 }
 
 // Network phases recorded by httptrace.
@@ -359,6 +368,9 @@ func (c *liveClient) readUnary(rctx, runCtx context.Context, body io.Reader, res
 		Model   string `json:"model"`
 		Choices []struct {
 			FinishReason string `json:"finish_reason"`
+			Message      struct {
+				Content string `json:"content"`
+			} `json:"message"`
 		} `json:"choices"`
 		Usage *sse.Usage `json:"usage"`
 	}
@@ -374,6 +386,9 @@ func (c *liveClient) readUnary(rctx, runCtx context.Context, body io.Reader, res
 	}
 	res.FirstToken, res.LastToken, res.DoneSeen = res.End, res.End, true
 	res.ResponseID, res.RespModel, res.Finish = out.ID, out.Model, out.Choices[0].FinishReason
+	if res.session != nil {
+		res.answer = append(res.answer, out.Choices[0].Message.Content...)
+	}
 	if out.Usage != nil {
 		res.UsageSeen = true
 		res.InputTokens, res.OutputTokens = out.Usage.PromptTokens, out.Usage.CompletionTokens

@@ -136,6 +136,9 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 	}
 	if chunk.Content {
 		c.takeContent(at, order, res, pt)
+		if res.session != nil {
+			appendAnswer(data, res)
+		}
 	}
 	if len(chunk.Finish) > 0 {
 		if string(chunk.Finish) != res.Finish {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,18 +32,7 @@ func TestLiveTraceReplay(t *testing.T) {
 		Format: dataset.TraceFormatMooncake, Speed: 20, Offset: 3 * time.Second, Length: 40 * time.Second, BlockTokens: 512,
 	}
 	cfg.Live.Timeouts.Total = time.Minute
-	tr, err := dataset.OpenTrace(cfg.Live.Trace)
-	require.NoError(t, err)
-	var rows []dataset.TraceRow
-	for {
-		row, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		rows = append(rows, row)
-	}
-	require.NoError(t, tr.Close())
+	rows := readTraceRows(t, cfg.Live.Trace)
 	require.Greater(t, len(rows), 20)
 
 	start := time.Now()
@@ -83,6 +74,92 @@ func TestLiveTraceReplay(t *testing.T) {
 		_, ok := sp.Attributes().Get(attrLiveDatasetRow)
 		assert.True(t, ok, "spans name the trace line")
 	}
+}
+
+// TestLiveTracePrefixHits replays a window of the real Mooncake
+// conversation trace against the mock with its prefix cache on, in blocks
+// of the trace's 512 tokens: the tokens the mock served from its cache,
+// request by request in the order it received them, are exactly what the
+// rows' hash_ids imply (a row's block is cached when an earlier row had
+// the same ids up to and including it, both as full blocks).
+func TestLiveTracePrefixHits(t *testing.T) {
+	const block = 512
+	mock := startMock(t, func(c *mockllm.Config) {
+		c.OutputTokens, c.ITL, c.TTFT, c.ContextWindow = 1, 100*time.Microsecond, time.Millisecond, 1<<22
+		c.PrefixCacheBlockTokens, c.PrefixCacheBlocks = block, 1<<20
+	})
+	cfg := liveConfig(mock.URL(), 0, 1)
+	cfg.Live.Trace = dataset.TraceConfig{
+		Path:   filepath.Join("internal", "dataset", "testdata", "real", "mooncake-conversation-first400.jsonl"),
+		Format: dataset.TraceFormatMooncake, Speed: 20, Offset: 3 * time.Second, Length: 60 * time.Second, BlockTokens: block,
+	}
+	cfg.Live.Timeouts.Total = time.Minute
+	rows := readTraceRows(t, cfg.Live.Trace)
+	byLine := map[int64]dataset.TraceRow{}
+	for _, r := range rows {
+		byLine[r.Line] = r
+	}
+	run := startLive(t, cfg)
+	spans := run.spans(t, len(rows))
+	run.stop(t)
+	lineOf := map[string]int64{}
+	for _, sp := range spans {
+		line, ok := sp.Attributes().Get(attrLiveDatasetRow)
+		require.True(t, ok)
+		lineOf[sp.TraceID().String()] = line.Int()
+	}
+	recs := mock.Records()
+	require.Len(t, recs, len(rows))
+	slices.SortFunc(recs, func(a, b mockllm.Record) int { return a.Received.Compare(b.Received) })
+
+	cached := map[string]bool{} // chains of hash ids cached so far
+	total, shared := 0, 0
+	for _, rec := range recs {
+		row := byLine[lineOf[strings.Split(rec.Traceparent, "-")[1]]]
+		require.NotZero(t, row.Line, "record %s maps to a trace row", rec.ID)
+		full := max(row.InputTokens-dataset.MessageOverhead, 1) / block // whole blocks of the prompt as sent
+		chain, hits, counting := "", 0, true
+		for j := 0; j < full; j++ {
+			id := -(row.Line<<20 | int64(j)) - 1 // a block past the row's hash_ids is its own
+			if j < len(row.HashIDs) {
+				id = row.HashIDs[j]
+			}
+			chain += strconv.FormatInt(id, 10) + ","
+			if counting && cached[chain] {
+				hits++
+			} else {
+				counting = false
+			}
+			cached[chain] = true
+		}
+		assert.Equal(t, hits*block, rec.CachedTokens, "trace line %d", row.Line)
+		total += hits * block
+		if hits > 0 {
+			shared++
+		}
+	}
+	assert.Positive(t, shared, "the window has rows that share a prefix")
+	assert.EqualValues(t, total, mock.Stats().PrefixCacheHits)
+	t.Logf("%d rows, %d with cached blocks; %d of %d prompt tokens from the cache", len(rows), shared, total, mock.Stats().PrefixCacheQueries)
+}
+
+// readTraceRows reads every row of the trace window.
+func readTraceRows(t *testing.T, c dataset.TraceConfig) []dataset.TraceRow {
+	t.Helper()
+	tr, err := dataset.OpenTrace(c)
+	require.NoError(t, err)
+	var rows []dataset.TraceRow
+	for {
+		row, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		rows = append(rows, row)
+	}
+	require.NoError(t, tr.Close())
+	require.NotEmpty(t, rows)
+	return rows
 }
 
 func TestLiveTraceConfigConflicts(t *testing.T) {

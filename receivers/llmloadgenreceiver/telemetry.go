@@ -48,6 +48,7 @@ type telemetry struct {
 type liveInstruments struct {
 	requests  metric.Int64Counter
 	notSent   metric.Int64Counter
+	sessions  metric.Int64Counter
 	queueTime metric.Float64Histogram
 	lag       metric.Float64Histogram
 	inflight  metric.Int64UpDownCounter
@@ -94,6 +95,8 @@ func newLiveInstruments(b *selftel.Builder) liveInstruments {
 			"Live requests finished, by outcome (ok, error) and error.type."),
 		notSent: b.Counter("otelcol_llm_loadgen_live_not_sent", "{request}",
 			"Scheduled live requests that were never sent, by reason (queue_full)."),
+		sessions: b.Counter("otelcol_llm_loadgen_live_sessions", "{session}",
+			"Multi-turn sessions (live.session) that ended, by outcome (completed, failed_turn, stopped)."),
 		queueTime: b.Histogram("otelcol_llm_loadgen_live_queue_time", "s",
 			"Time a live request waited in the client-side queue for live.max_concurrency.", liveSecondsBuckets...),
 		lag: b.Histogram("otelcol_llm_loadgen_live_schedule_lag", "s",

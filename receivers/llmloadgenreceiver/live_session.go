@@ -1,0 +1,113 @@
+package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/sse"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
+)
+
+// A session (live.session) is one conversation: turn k+1 goes out after
+// the answer to turn k and a think time, and carries the whole history,
+// the server's real answers included, so a server's prefix cache sees what
+// a chat application gives it. The session id is the requests' "user"
+// field (sticky routing) and gen_ai.conversation.id on their spans.
+
+// sessionTurn is what a request of a session carries.
+type sessionTurn struct {
+	id            string
+	turn          int           // 1-based
+	history       []liveMessage // earlier turns: user, assistant, ...
+	historyTokens int           // their estimated tokens
+}
+
+// Outcomes of a session, for otelcol_llm_loadgen_live_sessions.
+const (
+	sessionCompleted  = "completed"
+	sessionFailedTurn = "failed_turn" // a turn failed; the later ones were not sent
+	sessionStopped    = "stopped"     // the run ended (duration, request bound) first
+)
+
+// runSession sends the turns of a new session, the first at sched (its
+// ticket already taken) with the schedule's rate.
+func (r *liveRunner) runSession(ctx context.Context, sched time.Time, rate float64) {
+	r.idMu.Lock()
+	rng := rand.New(rand.NewPCG(r.idRand.Uint64(), r.idRand.Uint64()))
+	r.idMu.Unlock()
+	st := &sessionTurn{id: fmt.Sprintf("%s-s%d", r.runID, r.sessions.Add(1))}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	outcome := sessionCompleted
+	defer func() {
+		r.tel.live.sessions.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+	}()
+	for t := 1; t <= r.lc.Session.Turns; t++ {
+		if t > 1 {
+			if !r.thinkThenTicket(ctx, timer, rng) {
+				outcome = sessionStopped
+				return
+			}
+			sched = time.Now()
+		}
+		st.turn = t
+		res := r.send(sched, rate, nil, st)
+		if !res.succeeded() {
+			outcome = sessionFailedTurn
+			return
+		}
+		user, answer := liveMessage{Role: "user", Content: res.userText}, liveMessage{Role: "assistant", Content: string(res.answer)}
+		st.history = append(st.history, user, answer)
+		st.historyTokens += 2*messageOverhead + dataset.Tokens(len(user.Content)) + dataset.Tokens(len(answer.Content))
+	}
+}
+
+// thinkThenTicket waits the think time before a session's next turn and
+// reserves its request; false when the run ended meanwhile.
+func (r *liveRunner) thinkThenTicket(ctx context.Context, timer *time.Timer, rng *rand.Rand) bool {
+	if think := r.lc.Session.ThinkTime; think > 0 {
+		timer.Reset(time.Duration(rng.ExpFloat64() * float64(think)))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+		}
+	}
+	return ctx.Err() == nil && r.ticket()
+}
+
+// sessionBody renders a turn: the base messages, the history and a new
+// user message of a sampled length.
+func (r *liveRunner) sessionBody(res *liveResult) ([]byte, int, error) {
+	st := res.session
+	r.inMu.Lock()
+	want := r.inputs.tokens(1)
+	r.inMu.Unlock()
+	b := r.prompts
+	res.userText = b.userContent(res.Seq, want)
+	msgs := make([]liveMessage, 0, len(b.base)+len(st.history)+1)
+	msgs = append(append(append(msgs, b.base...), st.history...), liveMessage{Role: "user", Content: res.userText})
+	tokens := b.baseTokens() + st.historyTokens + messageOverhead + dataset.Tokens(len(res.userText))
+	res.HistoryTokens = st.historyTokens
+	body, err := b.marshalBody(msgs, b.cfg.MaxTokens, st.id)
+	return body, tokens, err
+}
+
+// appendAnswer adds the answer text of a chat chunk (its first choice's
+// content) to the result, for the session's next turn.
+func appendAnswer(data []byte, res *liveResult) {
+	var c sse.Chunk
+	if sse.DecodeChunk(data, &c) != nil {
+		return // the scan already failed the request
+	}
+	for _, ch := range c.Choices {
+		if ch.Index == 0 && ch.Delta != nil && ch.Delta.Content != nil {
+			res.answer = append(res.answer, *ch.Delta.Content...)
+		}
+	}
+}
