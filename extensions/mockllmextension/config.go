@@ -30,6 +30,10 @@ type Config struct {
 	PrefillPerToken time.Duration `mapstructure:"prefill_per_token"`
 	ITL             time.Duration `mapstructure:"itl"`
 	Jitter          float64       `mapstructure:"jitter"`
+	// PrefixCacheBlockTokens turns the prefix cache on (cached prompt
+	// tokens take no prefill time); PrefixCacheBlocks is its capacity.
+	PrefixCacheBlockTokens int `mapstructure:"prefix_cache_block_tokens"`
+	PrefixCacheBlocks      int `mapstructure:"prefix_cache_blocks"`
 	// OutputTokens and OutputJitter are the completion length.
 	OutputTokens int     `mapstructure:"output_tokens"`
 	OutputJitter float64 `mapstructure:"output_jitter"`
@@ -89,6 +93,7 @@ func (c *Config) mockllm() mockllm.Config {
 	return mockllm.Config{
 		Models: c.Models, ContextWindow: c.ContextWindow,
 		TTFT: c.TTFT, PrefillPerToken: c.PrefillPerToken, ITL: c.ITL, Jitter: c.Jitter,
+		PrefixCacheBlockTokens: c.PrefixCacheBlockTokens, PrefixCacheBlocks: c.PrefixCacheBlocks,
 		OutputTokens: c.OutputTokens, OutputJitter: c.OutputJitter, TokensPerChunk: c.TokensPerChunk,
 		EmbeddingDimensions: c.EmbeddingDimensions, EmbeddingLatency: c.EmbeddingLatency,
 		MaxRunning: c.MaxRunning, MaxQueue: c.MaxQueue, BatchSlowdown: c.BatchSlowdown,

@@ -38,6 +38,7 @@ func TestLoadConfig(t *testing.T) {
 	full.Models = []string{"llama-3-8b", "llama-3-70b"}
 	full.ContextWindow = 32768
 	full.TTFT, full.PrefillPerToken, full.ITL, full.Jitter = 200*time.Millisecond, 100*time.Microsecond, 20*time.Millisecond, 0.1
+	full.PrefixCacheBlockTokens, full.PrefixCacheBlocks = 16, 1024
 	full.OutputTokens, full.OutputJitter, full.TokensPerChunk = 128, 0.25, 2
 	full.EmbeddingDimensions, full.EmbeddingLatency = 64, 10*time.Millisecond
 	full.MaxRunning, full.MaxQueue, full.BatchSlowdown = 16, 64, 0.5

@@ -30,6 +30,7 @@ func createDefaultConfig() *Config {
 		ContextWindow:       d.ContextWindow,
 		TTFT:                d.TTFT,
 		PrefillPerToken:     d.PrefillPerToken,
+		PrefixCacheBlocks:   d.PrefixCacheBlocks,
 		ITL:                 d.ITL,
 		Jitter:              d.Jitter,
 		OutputTokens:        d.OutputTokens,
