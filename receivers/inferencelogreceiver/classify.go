@@ -3,6 +3,7 @@ package inferencelogreceiver // import "github.com/otelcol-llm/otelcol-llm/recei
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
@@ -108,11 +109,14 @@ func (o *classifyOperator) classify(e *entry.Entry) bool {
 
 // Events of records that log collection made, not the server.
 const (
-	emptyMessage  = "-" // no event name
-	eventBlob     = "journald.blob_data"
-	eventSystemd  = "systemd.notice"
-	blobSuffix    = "B blob data]"
-	systemdBinary = "systemd"
+	emptyMessage = "-" // no event name
+	eventBlob    = "journald.blob_data"
+	eventSystemd = "systemd.notice"
+	// A log viewer's time or level column that a copy put on a line of its
+	// own ("2026-02-02 17:59:02.735", "info").
+	eventViewerColumn = "log_viewer.column"
+	blobSuffix        = "B blob data]"
+	systemdBinary     = "systemd"
 )
 
 // collectionEvent names what a record that log collection made is, or
@@ -123,12 +127,26 @@ func collectionEvent(body string, attrs map[string]any) string {
 		return emptyMessage
 	case attrs[attrProcessName] == systemdBinary:
 		return eventSystemd
+	case isViewerColumn(body):
+		return eventViewerColumn
 	case len(body) > len(blobSuffix)+1 && body[0] == '[' && strings.HasSuffix(body, blobSuffix) &&
 		allDigits(body[1:len(body)-len(blobSuffix)]):
 		return eventBlob
 	}
 	return ""
 }
+
+// isViewerColumn reports whether body is only a date and time or only a
+// level word.
+func isViewerColumn(body string) bool {
+	switch strings.ToLower(body) {
+	case "trace", "debug", "info", "notice", "warn", "warning", "error", "critical", "fatal":
+		return true
+	}
+	return viewerColumnPattern.MatchString(body)
+}
+
+var viewerColumnPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?$`)
 
 func setAttr(e *entry.Entry, k string, v any) {
 	if e.Attributes == nil {

@@ -21,6 +21,11 @@ func TestCollectionEvent(t *testing.T) {
 		{"Started Ollama Service.", map[string]any{attrProcessName: "systemd"}, eventSystemd},
 		{"Started Ollama Service.", map[string]any{attrProcessName: "ollama"}, ""},
 		{"INFO 11-29 17:40:02 [x.py:1] y", map[string]any{}, ""},
+		{"2026-02-02 17:59:02.735", map[string]any{}, eventViewerColumn},
+		{"2024-04-18T18:45:35.144-04:00", map[string]any{}, eventViewerColumn},
+		{"info", map[string]any{}, eventViewerColumn},
+		{"informative", map[string]any{}, ""},
+		{"2026-02-02 17:59:02.735 the rest", map[string]any{}, ""},
 	} {
 		assert.Equal(t, tc.want, collectionEvent(tc.body, tc.attrs), "body %q attrs %v", tc.body, tc.attrs)
 	}

@@ -78,9 +78,15 @@ var (
 	// torch.distributed's per-rank prefix: "[rank0]: ".
 	rankPattern = regexp.MustCompile(`^\[rank(\d+)\]: ?(.*)$`)
 	// A process's prefix, from vLLM's multiprocessing ("(APIServer pid=1) ",
-	// "(EngineCore_DP0 pid=2) ", "(VllmWorker rank=0 pid=3) ") or Ray
-	// ("(WorkerDict pid=4, ip=10.0.0.5) ").
-	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: rank=\d+)? pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
+	// "(EngineCore_DP0 pid=2) ", "(VllmWorker rank=0 pid=3) ",
+	// "(VllmWorker rank=0 engine_index=0 pid=4) ") or Ray
+	// ("(WorkerDict pid=5, ip=10.0.0.5) ").
+	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: [a-z_]+=\d+)* pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
+	// journald's short output without date and host ("ollama[1291103]: "),
+	// or a supervisor's tag in the same shape ("llama-server [falcon-7b:2048:6]: ").
+	identPattern = regexp.MustCompile(`^([A-Za-z][\w.-]*) ?\[([^\] ]+)\]: (.*)$`)
+	// pm2's log prefix: the app's id and name ("0|pv_scheduler  | ").
+	pm2Pattern = regexp.MustCompile(`^(\d+)\|([\w.-]+) +\| ?(.*)$`)
 	// A terminal's echo of Ctrl-C ("^C", or the byte itself).
 	ctrlCPattern = regexp.MustCompile(`^(?:\^C|\x03)+(.+)$`)
 	// A terminal UI's box (k9s): "│ line   │".
@@ -191,6 +197,20 @@ var peelers = []peeler{
 			putInt(attrs, attrProcessPID, m[2])
 			return m[3], true
 		}},
+	{quick: identQuick, re: identPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrProcessName] = m[1]
+		if allDigits(m[2]) {
+			putInt(attrs, attrProcessPID, m[2])
+		} else {
+			attrs[attrProcessTitle] = m[2]
+		}
+		return m[3], true
+	}},
+	{quick: func(l string) bool { return len(l) > 3 && isDigit(l[0]) && strings.Contains(l[:min(len(l), 8)], "|") }, re: pm2Pattern,
+		apply: func(m []string, attrs map[string]any) (string, bool) {
+			attrs[attrProcessTitle] = m[2]
+			return m[3], true
+		}},
 	{quick: func(l string) bool { return strings.HasSuffix(l, " across cluster]") }, re: rayRepeatPattern,
 		apply: func(m []string, attrs map[string]any) (string, bool) {
 			putInt(attrs, attrRepeated, m[2])
@@ -229,26 +249,26 @@ func matchProcessPrefix(l string) []string {
 	if strings.IndexByte(rest, '\n') >= 0 {
 		return nil // the pattern's "." stops at a line break
 	}
-	name, tail, ok := strings.Cut(inner, " ")
-	if !ok || name == "" || !isWordDotDash(name) {
+	inner, ip, hasIP := strings.Cut(inner, ", ip=")
+	if hasIP && !isDigitsDots(ip) {
 		return nil
 	}
-	if r, ok := strings.CutPrefix(tail, "rank="); ok {
-		digits, after, _ := strings.Cut(r, " ")
-		if !allDigits(digits) {
+	fields := strings.Split(inner, " ")
+	if len(fields) < 2 || !isWordDotDash(fields[0]) {
+		return nil
+	}
+	// " key=digits" pairs, the last of them pid.
+	for _, f := range fields[1:] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || !isLowerWord(k) || !allDigits(v) {
 			return nil
 		}
-		tail = after
 	}
-	pid, ok := strings.CutPrefix(tail, "pid=")
+	pid, ok := strings.CutPrefix(fields[len(fields)-1], "pid=")
 	if !ok {
 		return nil
 	}
-	pid, ip, hasIP := strings.Cut(pid, ", ip=")
-	if !allDigits(pid) || hasIP && !isDigitsDots(ip) {
-		return nil
-	}
-	return []string{l, name, pid, rest}
+	return []string{l, fields[0], pid, rest}
 }
 
 // isWordDotDash is [\w.-]+.
@@ -265,6 +285,16 @@ func isWordDotDash(s string) bool {
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isLowerWord is [a-z_]+.
+func isLowerWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= 'a' && s[i] <= 'z' || s[i] == '_') {
 			return false
 		}
 	}
@@ -298,6 +328,14 @@ func applyExportTime(m []string, attrs map[string]any) (string, bool) {
 // rfc3339At is the cheap check for an RFC 3339 date and time at line[i:].
 func rfc3339At(i int) func(string) bool {
 	return func(l string) bool { return len(l) > i+20 && isDigit(l[i]) && l[i+4] == '-' && l[i+10] == 'T' }
+}
+
+// identQuick is the cheap check for "name[tag]: " at the line's start.
+func identQuick(l string) bool {
+	if len(l) < 6 || !(l[0] >= 'a' && l[0] <= 'z' || l[0] >= 'A' && l[0] <= 'Z') {
+		return false
+	}
+	return strings.Contains(l[:min(len(l), 64)], "]: ")
 }
 
 func pyRelayQuick(l string) bool {

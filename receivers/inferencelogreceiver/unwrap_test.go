@@ -36,6 +36,11 @@ func TestUnwrap(t *testing.T) {
 		{"syslog day padded, no pid", "May  2 06:47:18 host vllm: " + vllm, vllm, map[string]any{attrHostName: "host", attrProcessName: "vllm"}},
 		{"syslog repeat", "message repeated 3 times: [ " + vllm + "]", vllm, map[string]any{attrRepeated: int64(3)}},
 		{"vllm process prefix", "(EngineCore_DP0 pid=3120) " + vllm, vllm, map[string]any{attrProcessTitle: "EngineCore_DP0", attrProcessPID: int64(3120)}},
+		{"journal identifier only", "ollama[1291103]: time=2025-11-02T17:14:49.986Z level=DEBUG msg=x", "time=2025-11-02T17:14:49.986Z level=DEBUG msg=x",
+			map[string]any{attrProcessName: "ollama", attrProcessPID: int64(1291103)}},
+		{"supervisor tag", "llama-server [falcon-7b:2048:6]: INFO [ main] x", "INFO [ main] x", map[string]any{attrProcessName: "llama-server", attrProcessTitle: "falcon-7b:2048:6"}},
+		{"pm2", "0|pv_scheduler  | llama-server: INFO [ main] x", "llama-server: INFO [ main] x", map[string]any{attrProcessTitle: "pv_scheduler"}},
+		{"vllm worker engine index prefix", "(VllmWorker rank=0 engine_index=0 pid=31774) " + vllm, vllm, map[string]any{attrProcessTitle: "VllmWorker", attrProcessPID: int64(31774)}},
 		{"vllm worker rank prefix", "(VllmWorker rank=1 pid=77) " + vllm, vllm, map[string]any{attrProcessTitle: "VllmWorker", attrProcessPID: int64(77)}},
 		{"ray prefix and repeat suffix", "(WorkerDict pid=26105, ip=10.0.0.5) [2025-11-20 01:12:06] Downcasting. [repeated 3x across cluster]", "[2025-11-20 01:12:06] Downcasting.",
 			map[string]any{attrProcessTitle: "WorkerDict", attrProcessPID: int64(26105), attrRepeated: int64(3)}},
@@ -86,6 +91,8 @@ var processPrefixCases = []string{
 	"(WorkerDict pid=26103) ", "(A pid=1)x", "(A pid=) x", "(A  pid=1) x", "(A rank= pid=1) x", "(A rank=1x pid=1) x",
 	"(A pid=1, ip=) x", "(A pid=1, ip=1.2.x) x", "(a.b-c_d pid=9) x", "(a/b pid=9) x", "( pid=9) x", "(A pid=1) x)",
 	"(A pid=1 ) x", "(A pid=1, ip=1.2.3.4, more) x", "(A rank=1 rank=2 pid=1) x", "(A pid=1) x\ny",
+	"(VllmWorker rank=0 engine_index=0 pid=31774) x", "(A pid=1 pid=2) x", "(A Rank=1 pid=2) x", "(A pid=1, ip=1.2.3.4) x",
+	"(A rank=1, ip=1.2.3.4 pid=2) x", "(A x=1 pid=2, ip=3)",
 }
 
 func TestProcessPrefixMatchesPattern(t *testing.T) {

@@ -25,9 +25,10 @@ var vllmLevels = []string{"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
 
 // The stats messages, as the grammar's stats parsers spell them.
 var (
-	vllmStatsV1  = mustTemplate("Engine {engine:d}: Avg prompt throughput: {prompt_tps:f} tokens/s, Avg generation throughput: {gen_tps:f} tokens/s, Running: {running:d} reqs, Waiting: {waiting:d} reqs, GPU KV cache usage: {gpu_kv:f}%, Prefix cache hit rate: {prefix_hit:f}%")
-	vllmStatsV0  = mustTemplate("Avg prompt throughput: {prompt_tps:f} tokens/s, Avg generation throughput: {gen_tps:f} tokens/s, Running: {running:d} reqs, Swapped: {swapped:d} reqs, Pending: {waiting:d} reqs, GPU KV cache usage: {gpu_kv:f}%, CPU KV cache usage: {cpu_kv:f}%")
-	vllmPrefixV0 = mustTemplate("Prefix cache hit rate: GPU: {prefix_hit:f}%, CPU: {cpu_prefix_hit:f}%")
+	vllmStatsV1Ext = mustTemplate("Engine {engine:d}: Avg prompt throughput: {prompt_tps:f} tokens/s, Avg generation throughput: {gen_tps:f} tokens/s, Running: {running:d} reqs, Waiting: {waiting:d} reqs, GPU KV cache usage: {gpu_kv:f}%, Prefix cache hit rate: {prefix_hit:f}%, External prefix cache hit rate: {external_prefix_hit:f}%")
+	vllmStatsV1    = mustTemplate("Engine {engine:d}: Avg prompt throughput: {prompt_tps:f} tokens/s, Avg generation throughput: {gen_tps:f} tokens/s, Running: {running:d} reqs, Waiting: {waiting:d} reqs, GPU KV cache usage: {gpu_kv:f}%, Prefix cache hit rate: {prefix_hit:f}%")
+	vllmStatsV0    = mustTemplate("Avg prompt throughput: {prompt_tps:f} tokens/s, Avg generation throughput: {gen_tps:f} tokens/s, Running: {running:d} reqs, Swapped: {swapped:d} reqs, Pending: {waiting:d} reqs, GPU KV cache usage: {gpu_kv:f}%, CPU KV cache usage: {cpu_kv:f}%")
+	vllmPrefixV0   = mustTemplate("Prefix cache hit rate: GPU: {prefix_hit:f}%, CPU: {cpu_prefix_hit:f}%")
 )
 
 const eventVLLMStats = "vllm.stats"
@@ -48,7 +49,7 @@ func newVLLMFast(set component.TelemetrySettings, p *preset) (fastParser, error)
 		return nil, fmt.Errorf("time zone %q: %w", p.location, err)
 	}
 	fp := &vllmFastParser{fields: p.fields, location: loc, severity: map[string]entry.Severity{}}
-	for _, t := range []msgTemplate{vllmStatsV1, vllmStatsV0, vllmPrefixV0} {
+	for _, t := range []msgTemplate{vllmStatsV1Ext, vllmStatsV1, vllmStatsV0, vllmPrefixV0} {
 		for _, part := range t {
 			if part.capture != "" && p.fields[part.capture] == nil {
 				return nil, fmt.Errorf("capture %q is not in the preset's field table", part.capture)
@@ -229,12 +230,15 @@ func vllmMessage(msg string, out *[maxCaptures]capture) (n int, event string, ok
 	var t msgTemplate
 	switch {
 	case strings.HasPrefix(msg, "Engine "):
+		if n, ok := vllmStatsV1Ext.match(msg, out[:]); ok {
+			return n, eventVLLMStats, true
+		}
 		t = vllmStatsV1
 	case strings.HasPrefix(msg, "Avg prompt throughput: "):
 		t = vllmStatsV0
 	case strings.HasPrefix(msg, "Prefix cache hit rate: GPU: "):
 		t = vllmPrefixV0
-	case strings.Contains(msg, " is preempted by "), strings.Contains(msg, "out of memory"),
+	case strings.HasPrefix(msg, "SpecDecoding metrics: "), strings.Contains(msg, " is preempted by "), strings.Contains(msg, "out of memory"),
 		strings.Contains(msg, "OutOfMemoryError"), isRequestLine(msg):
 		return 0, "", false
 	default:
