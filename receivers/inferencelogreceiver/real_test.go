@@ -146,6 +146,15 @@ func TestRealSpotChecks(t *testing.T) {
 			map[string]any{"code.file.path": "api_server.py", attrProcessTitle: "APIServer"}, ""},
 		{"vllm", "07-v0.7.1-djl-sagemaker-cloudwatch-hash033-ansi.log", "BOTH API bind to: http://0.0.0.0:8080", plog.SeverityNumberInfo,
 			map[string]any{"code.namespace": "ModelServer"}, ""},
+		// A PyTorch C++ error's advice and frames folded into the glog record.
+		{"vllm", "45-v0.6.4-rank0-nccl-watchdog-cuda-error-advice-frames.log", "[PG ID 2 PG GUID 3 Rank 0] Process group watchdog", plog.SeverityNumberError,
+			map[string]any{"code.file.path": "ProcessGroupNCCL.cpp", attrRank: int64(0)}, "frame #1: c10::detail::torchCheckFail"},
+		{"vllm", "47-v1-vllmworker-tp0-prefix-worker-traceback.log", "  File \"/home/zjy/code/vllm-src/vllm/v1/worker/gpu_worker.py\"", plog.SeverityNumberError,
+			map[string]any{attrProcessTitle: "VllmWorker", attrProcessPID: int64(1035573), "code.file.path": "multiproc_executor.py"}, ""},
+		{"vllm", "48-v1-buildkite-bracketed-time-worker-tp0-traceback.log", "    with torch.cuda.graph", plog.SeverityNumberError,
+			map[string]any{attrWrapperTime: "2025-12-13T19:54:35Z", attrProcessTitle: "Worker_TP0"}, ""},
+		{"vllm", "49-v0.5.3-nccl-warn-info-with-source-file.log", "Cuda failure 1 'invalid argument'", plog.SeverityNumberWarn,
+			map[string]any{"inference_log.library": "nccl", "process.pid": int64(2343)}, ""},
 		// A pretty-printed config dump folded into the engine's record.
 		{"vllm", "07-v0.7.1-djl-sagemaker-cloudwatch-hash033-ansi.log", "Initializing a V0 LLM engine (v0.7.1)", plog.SeverityNumberInfo,
 			nil, "\"max_capture_size\": 2\n}\n, use_cached_outputs=False,"},

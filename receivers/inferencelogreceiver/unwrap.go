@@ -79,9 +79,11 @@ var (
 	rankPattern = regexp.MustCompile(`^\[rank(\d+)\]: ?(.*)$`)
 	// A process's prefix, from vLLM's multiprocessing ("(APIServer pid=1) ",
 	// "(EngineCore_DP0 pid=2) ", "(VllmWorker rank=0 pid=3) ",
-	// "(VllmWorker rank=0 engine_index=0 pid=4) ") or Ray
+	// "(VllmWorker rank=0 engine_index=0 pid=4) ", "(VllmWorker TP0 pid=5) ") or Ray
 	// ("(WorkerDict pid=5, ip=10.0.0.5) ").
-	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: [a-z_]+=\d+)* pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
+	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: [A-Za-z_]+=?\d+)* pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
+	// A CI log's bracketed time (Buildkite): "[2025-12-13T19:54:35Z] ".
+	ciTimePattern = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))\] (.*)$`)
 	// journald's short output without date and host ("ollama[1291103]: "),
 	// or a supervisor's tag in the same shape ("llama-server [falcon-7b:2048:6]: ").
 	identPattern = regexp.MustCompile(`^([A-Za-z][\w.-]*) ?\[([^\] ]+)\]: (.*)$`)
@@ -161,6 +163,11 @@ type peeler struct {
 
 var peelers = []peeler{
 	{quick: rfc3339At(0), re: kubeTimePattern, apply: applyExportTime},
+	{quick: func(l string) bool { return len(l) > 22 && l[0] == '[' && rfc3339At(1)(l) }, re: ciTimePattern,
+		apply: func(m []string, attrs map[string]any) (string, bool) {
+			attrs[attrWrapperTime] = m[1]
+			return m[2], true
+		}},
 	{quick: pyRelayQuick, re: pyRelayPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
 		attrs[attrWrapperTime], attrs[attrRelayLogger] = m[1], m[2]
 		return m[3], true
@@ -257,10 +264,9 @@ func matchProcessPrefix(l string) []string {
 	if len(fields) < 2 || !isWordDotDash(fields[0]) {
 		return nil
 	}
-	// " key=digits" pairs, the last of them pid.
+	// " key=digits" or " TP0"-like pairs, the last of them pid.
 	for _, f := range fields[1:] {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok || !isLowerWord(k) || !allDigits(v) {
+		if !isLetterDigits(f) {
 			return nil
 		}
 	}
@@ -291,14 +297,19 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// isLowerWord is [a-z_]+.
-func isLowerWord(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= 'a' && s[i] <= 'z' || s[i] == '_') {
-			return false
-		}
+// isLetterDigits is [A-Za-z_]+=?\d+ (greedy letters, so "TP0", "rank=0").
+func isLetterDigits(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_') {
+		i++
 	}
-	return s != ""
+	if i == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '=' {
+		i++
+	}
+	return allDigits(s[i:])
 }
 
 func isDigitsDots(s string) bool {

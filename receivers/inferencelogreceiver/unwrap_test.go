@@ -40,6 +40,8 @@ func TestUnwrap(t *testing.T) {
 			map[string]any{attrProcessName: "ollama", attrProcessPID: int64(1291103)}},
 		{"supervisor tag", "llama-server [falcon-7b:2048:6]: INFO [ main] x", "INFO [ main] x", map[string]any{attrProcessName: "llama-server", attrProcessTitle: "falcon-7b:2048:6"}},
 		{"pm2", "0|pv_scheduler  | llama-server: INFO [ main] x", "llama-server: INFO [ main] x", map[string]any{attrProcessTitle: "pv_scheduler"}},
+		{"vllm worker tp prefix", "(VllmWorker TP0 pid=1035573) " + vllm, vllm, map[string]any{attrProcessTitle: "VllmWorker", attrProcessPID: int64(1035573)}},
+		{"ci bracketed time", "[2025-12-13T19:54:35Z] (Worker_TP0 pid=9260) " + vllm, vllm, map[string]any{attrWrapperTime: "2025-12-13T19:54:35Z", attrProcessTitle: "Worker_TP0", attrProcessPID: int64(9260)}},
 		{"vllm worker engine index prefix", "(VllmWorker rank=0 engine_index=0 pid=31774) " + vllm, vllm, map[string]any{attrProcessTitle: "VllmWorker", attrProcessPID: int64(31774)}},
 		{"vllm worker rank prefix", "(VllmWorker rank=1 pid=77) " + vllm, vllm, map[string]any{attrProcessTitle: "VllmWorker", attrProcessPID: int64(77)}},
 		{"ray prefix and repeat suffix", "(WorkerDict pid=26105, ip=10.0.0.5) [2025-11-20 01:12:06] Downcasting. [repeated 3x across cluster]", "[2025-11-20 01:12:06] Downcasting.",
@@ -92,7 +94,8 @@ var processPrefixCases = []string{
 	"(A pid=1, ip=) x", "(A pid=1, ip=1.2.x) x", "(a.b-c_d pid=9) x", "(a/b pid=9) x", "( pid=9) x", "(A pid=1) x)",
 	"(A pid=1 ) x", "(A pid=1, ip=1.2.3.4, more) x", "(A rank=1 rank=2 pid=1) x", "(A pid=1) x\ny",
 	"(VllmWorker rank=0 engine_index=0 pid=31774) x", "(A pid=1 pid=2) x", "(A Rank=1 pid=2) x", "(A pid=1, ip=1.2.3.4) x",
-	"(A rank=1, ip=1.2.3.4 pid=2) x", "(A x=1 pid=2, ip=3)",
+	"(A rank=1, ip=1.2.3.4 pid=2) x", "(A x=1 pid=2, ip=3)", "(VllmWorker TP0 pid=5) x", "(A TP pid=5) x", "(A 0 pid=5) x",
+	"(A T=P0 pid=5) x", "(A TP0= pid=5) x", "(A pid5 pid=5) x",
 }
 
 func TestProcessPrefixMatchesPattern(t *testing.T) {
