@@ -92,7 +92,9 @@ type LiveConfig struct {
 type LiveSessionConfig struct {
 	// Turns per session (0: every request stands alone). Each turn's user
 	// message is a synthetic prompt of a length drawn from
-	// live.prompt.input_tokens.
+	// live.prompt.input_tokens, or, with a ShareGPT live.dataset, the next
+	// human turn of the session's conversation (a conversation with fewer
+	// human turns ends its session sooner).
 	Turns int `mapstructure:"turns"`
 	// ThinkTime is the mean pause between a turn's answer and the next
 	// turn (exponentially distributed, drawn from the seed); 0: none.
@@ -355,8 +357,11 @@ func (s LiveSessionConfig) validate(l *LiveConfig) error {
 	if l.Operation != liveOpChat {
 		errs = append(errs, fmt.Errorf("live.session: a conversation needs operation %q, got %q", liveOpChat, l.Operation))
 	}
-	if l.Dataset.Path != "" || l.Trace.Path != "" {
-		errs = append(errs, errors.New("live.session: turns are synthetic prompts; remove live.dataset and live.trace"))
+	if l.Trace.Path != "" {
+		errs = append(errs, errors.New("live.session: a trace sets every request's send time; remove live.trace"))
+	}
+	if l.Dataset.Path != "" && l.Dataset.Format != dataset.FormatShareGPT {
+		errs = append(errs, fmt.Errorf("live.session: sessions from live.dataset need format %q (conversations with later human turns), got %q", dataset.FormatShareGPT, l.Dataset.Format))
 	}
 	if l.Sweep.StepDuration > 0 {
 		errs = append(errs, errors.New("live.session: a sweep counts single requests per step; remove live.sweep"))

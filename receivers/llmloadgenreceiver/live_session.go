@@ -25,6 +25,12 @@ type sessionTurn struct {
 	turn          int           // 1-based
 	history       []liveMessage // earlier turns: user, assistant, ...
 	historyTokens int           // their estimated tokens
+	// With a dataset: the session's conversation, its system messages and
+	// their estimated tokens, and its number of human turns.
+	conv         *dataset.Record
+	system       []liveMessage
+	systemTokens int
+	maxTurns     int
 }
 
 // Outcomes of a session, for otelcol_llm_loadgen_live_sessions.
@@ -47,7 +53,7 @@ func (r *liveRunner) runSession(ctx context.Context, sched time.Time, rate float
 	defer func() {
 		r.tel.live.sessions.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome)))
 	}()
-	for t := 1; t <= r.lc.Session.Turns; t++ {
+	for t := 1; t <= r.lc.Session.Turns && (st.maxTurns == 0 || t <= st.maxTurns); t++ {
 		if t > 1 {
 			if !r.thinkThenTicket(ctx, timer, rng) {
 				outcome = sessionStopped
@@ -81,21 +87,59 @@ func (r *liveRunner) thinkThenTicket(ctx context.Context, timer *time.Timer, rng
 	return ctx.Err() == nil && r.ticket()
 }
 
-// sessionBody renders a turn: the base messages, the history and a new
-// user message of a sampled length.
+// sessionBody renders a turn: the system messages, the history and the
+// turn's user message, synthetic (of a sampled length, after the base
+// messages) or the conversation's next human turn.
 func (r *liveRunner) sessionBody(res *liveResult) ([]byte, int, error) {
 	st := res.session
-	r.inMu.Lock()
-	want := r.inputs.tokens(1)
-	r.inMu.Unlock()
 	b := r.prompts
-	res.userText = b.userContent(res.Seq, want)
-	msgs := make([]liveMessage, 0, len(b.base)+len(st.history)+1)
-	msgs = append(append(append(msgs, b.base...), st.history...), liveMessage{Role: "user", Content: res.userText})
-	tokens := b.baseTokens() + st.historyTokens + messageOverhead + dataset.Tokens(len(res.userText))
+	maxTokens := b.cfg.MaxTokens
+	var prefix []liveMessage
+	var prefixTokens int
+	if r.dataset != nil {
+		user, out, err := r.conversationTurn(st)
+		if err != nil {
+			return nil, 0, err
+		}
+		res.userText, res.DatasetRow = user, st.conv.Row
+		if out > 0 {
+			maxTokens, res.MaxTokens = out, out
+		}
+		prefix, prefixTokens = st.system, st.systemTokens
+	} else {
+		r.inMu.Lock()
+		want := r.inputs.tokens(1)
+		r.inMu.Unlock()
+		res.userText = b.userContent(res.Seq, want)
+		prefix, prefixTokens = b.base, b.baseTokens()
+	}
+	msgs := make([]liveMessage, 0, len(prefix)+len(st.history)+1)
+	msgs = append(append(append(msgs, prefix...), st.history...), liveMessage{Role: "user", Content: res.userText})
+	tokens := prefixTokens + st.historyTokens + messageOverhead + dataset.Tokens(len(res.userText))
 	res.HistoryTokens = st.historyTokens
-	body, err := b.marshalBody(msgs, b.cfg.MaxTokens, st.id)
+	body, err := b.marshalBody(msgs, maxTokens, st.id)
 	return body, tokens, err
+}
+
+// conversationTurn returns the session's turn from its dataset
+// conversation, drawn on the first turn: the human turn's text and the
+// recorded answer's estimated length (0: none).
+func (r *liveRunner) conversationTurn(st *sessionTurn) (string, int, error) {
+	if st.turn > 1 {
+		t := st.conv.Turns[st.turn-2]
+		return t.User, t.OutputTokens, nil
+	}
+	rec, err := r.dataset.Next()
+	if err != nil {
+		return "", 0, err
+	}
+	st.conv, st.maxTurns = &rec, 1+len(rec.Turns)
+	last := len(rec.Messages) - 1 // the first human turn; before it the system turns
+	for _, m := range rec.Messages[:last] {
+		st.system = append(st.system, liveMessage(m))
+		st.systemTokens += messageOverhead + dataset.Tokens(len(m.Content))
+	}
+	return rec.Messages[last].Content, rec.OutputTokens, nil
 }
 
 // appendAnswer adds the answer text of a chat chunk (its first choice's

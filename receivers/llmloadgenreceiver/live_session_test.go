@@ -1,6 +1,7 @@
 package llmloadgenreceiver
 
 import (
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
 )
 
 // TestLiveSessions: sessions of 5 turns arriving in an open loop, 20
@@ -108,6 +110,58 @@ func TestLiveSessionsClosedLoop(t *testing.T) {
 	}
 }
 
+// TestLiveSessionsFromShareGPT: sessions whose turns are a real ShareGPT
+// excerpt's human turns (the Glaive tool-call set: two conversations of two
+// human turns each), so every session has two turns whatever
+// session.turns says; each turn asks for its recorded answer's length, and
+// the second carries the server's real first answer.
+func TestLiveSessionsFromShareGPT(t *testing.T) {
+	mock := startMock(t, func(c *mockllm.Config) { c.OutputTokens = 1 << 10 })
+	cfg := liveConfig(mock.URL(), 4, 0)
+	cfg.Arrival = ArrivalConfig{Type: arrivalConcurrency, Concurrency: 1}
+	cfg.Live.IgnoreEOS = true
+	cfg.Live.MaxTokens = 1000
+	cfg.Live.Dataset = dataset.Config{Path: filepath.Join("internal", "dataset", "testdata", "real", "glaive_toolcall_en_demo.head.json"),
+		Format: dataset.FormatShareGPT, Order: dataset.OrderSequential, MaxRecords: 10}
+	cfg.Live.Session = LiveSessionConfig{Turns: 5}
+	require.NoError(t, cfg.Validate())
+	run := startLive(t, cfg)
+	spans := run.spans(t, 4)
+	run.stop(t)
+	for _, sp := range spans {
+		assert.Empty(t, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
+		_, ok := sp.Attributes().Get(attrLiveDatasetRow)
+		assert.True(t, ok, "spans name the conversation")
+	}
+	byTurn := map[int][]mockllm.Record{}
+	for _, r := range mock.Records() {
+		byTurn[r.SessionTurn] = append(byTurn[r.SessionTurn], r)
+	}
+	require.Len(t, byTurn[1], 2, "two sessions")
+	require.Len(t, byTurn[2], 2, "of two turns each")
+	for _, r := range byTurn[2] {
+		assert.True(t, r.HistoryChecked && r.HistoryOK, "turn 2 of %s carried the real answer", r.Session)
+	}
+	planned := []int{}
+	for _, turn := range []int{1, 2} {
+		for _, r := range byTurn[turn] {
+			planned = append(planned, r.PlannedTokens)
+		}
+	}
+	sort.Ints(planned)
+	ix, err := dataset.Open(cfg.Live.Dataset, 1)
+	require.NoError(t, err)
+	defer ix.Close()
+	var recorded []int
+	for range 2 {
+		rec, err := ix.Next()
+		require.NoError(t, err)
+		recorded = append(recorded, rec.OutputTokens, rec.Turns[0].OutputTokens)
+	}
+	sort.Ints(recorded)
+	assert.Equal(t, recorded, planned, "each turn asked for its recorded answer's length")
+}
+
 func TestLiveSessionConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		mutate func(*Config)
@@ -116,7 +170,8 @@ func TestLiveSessionConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Live.Session.Turns = 1 }, "live.session.turns: must be from 2 to 1000 (0 turns sessions off), got 1"},
 		{func(c *Config) { c.Live.Session = LiveSessionConfig{Turns: 3, ThinkTime: -time.Second} }, "live.session.think_time: must not be negative, got -1s"},
 		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Operation = liveOpText }, `live.session: a conversation needs operation "chat", got "text_completion"`},
-		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Dataset.Path = "x.jsonl" }, "live.session: turns are synthetic prompts; remove live.dataset and live.trace"},
+		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Dataset.Path = "x.jsonl" }, `live.session: sessions from live.dataset need format "sharegpt" (conversations with later human turns), got "jsonl"`},
+		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Trace.Path = "x.jsonl" }, "live.session: a trace sets every request's send time; remove live.trace"},
 	} {
 		cfg := liveConfig("http://127.0.0.1:1", 1, 1)
 		tc.mutate(cfg)

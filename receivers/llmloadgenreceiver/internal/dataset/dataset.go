@@ -105,6 +105,17 @@ type Record struct {
 	OutputTokens int
 	// InputTokens is the prompt's estimated length (BytesPerToken).
 	InputTokens int
+	// Turns are a ShareGPT conversation's later human turns, in order, for
+	// multi-turn sessions (empty for jsonl and single-turn conversations).
+	Turns []Turn
+}
+
+// Turn is one later human turn of a conversation: its text, and the
+// estimated length of the answer the conversation recorded for it (0:
+// none).
+type Turn struct {
+	User         string
+	OutputTokens int
 }
 
 // Summary is what reading the file found.

@@ -71,6 +71,27 @@ func TestRealShareGPT(t *testing.T) {
 	assert.Equal(t, "I need to calculate the area of a rectangle. The length is 5 units and the breadth is 3 units.", recs[1].Messages[0].Content)
 	assert.Equal(t, tokensOf("The area of the rectangle with length 5 units and breadth 3 units is 15 square units."), recs[1].OutputTokens)
 	assert.EqualValues(t, 2, recs[1].Row)
+	// The later human turns, each with the length of its first answer, for
+	// multi-turn sessions.
+	require.Len(t, recs[0].Turns, 1)
+	assert.Equal(t, "Can you explain the difference between machine learning and deep learning?", recs[0].Turns[0].User)
+	assert.Greater(t, recs[0].Turns[0].OutputTokens, 200)
+	assert.Equal(t, []Turn{{User: "What about a circle with a radius of 4 units?",
+		OutputTokens: tokensOf("The area of the circle with radius 4 units is approximately 50.24 square units.")}}, recs[1].Turns)
+}
+
+// TestShareGPTLaterTurns: a bad turn after the first answer ends the
+// conversation early instead of refusing the record; answers after the
+// first of a turn are not counted.
+func TestShareGPTLaterTurns(t *testing.T) {
+	rec, skip, err := decodeShareGPT([]byte(`{"conversations": [{"from": "system", "value": "s"}, {"from": "human", "value": "a"},
+		{"from": "gpt", "value": "bbbb"}, {"from": "gpt", "value": "ignored"}, {"from": "human", "value": "c"},
+		{"from": "gpt", "value": "dddddddd"}, {"from": "human", "value": null}, {"from": "human", "value": "never"}]}`))
+	require.NoError(t, err)
+	assert.Empty(t, skip)
+	assert.Equal(t, []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "a"}}, rec.Messages)
+	assert.Equal(t, 1, rec.OutputTokens)
+	assert.Equal(t, []Turn{{User: "c", OutputTokens: 2}}, rec.Turns)
 }
 
 // TestBadInputNamesFileLineAndField: every malformed record is an error

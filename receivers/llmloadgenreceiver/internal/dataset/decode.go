@@ -164,8 +164,9 @@ var shareGPTRoles = map[string]string{
 }
 
 // decodeShareGPT takes the system turns before the first human turn and
-// that turn as the prompt, and the first answer after it as the output
-// length.
+// that turn as the prompt, the first answer after it as the output length,
+// and every later human turn, with the first answer after it, as a turn of
+// a multi-turn session.
 func decodeShareGPT(b []byte) (Record, string, error) {
 	var r shareGPTRecord
 	if err := json.Unmarshal(b, &r); err != nil || r.Conversations == nil {
@@ -185,31 +186,50 @@ func shareGPTTurns(turns []shareGPTTurn) (Record, string, error) {
 	if turns == nil {
 		return rec, "", fmt.Errorf("conversations: must be a list of {from, value} objects")
 	}
+	answered := false // the latest human turn has its answer
 	for i, t := range turns {
 		from, err := text(fmt.Sprintf("conversations[%d].from", i), t.From)
-		if err != nil {
-			return rec, "", err
+		if err == nil {
+			var value string
+			if value, err = text(fmt.Sprintf("conversations[%d].value", i), t.Value); err == nil {
+				answered = rec.take(shareGPTRoles[strings.ToLower(from)], value, answered)
+				continue
+			}
 		}
-		value, err := text(fmt.Sprintf("conversations[%d].value", i), t.Value)
-		if err != nil {
-			return rec, "", err
+		if rec.OutputTokens > 0 || len(rec.Turns) > 0 {
+			break // the prompt is whole; a bad later turn only ends the conversation early
 		}
-		role := shareGPTRoles[strings.ToLower(from)]
-		switch {
-		case rec.InputTokens == 0 && role == "system":
-			rec.Messages = append(rec.Messages, Message{Role: role, Content: value})
-		case rec.InputTokens == 0 && role == "user":
-			rec.Messages = append(rec.Messages, Message{Role: role, Content: value})
-			rec.InputTokens = estimate(rec.Messages)
-		case rec.InputTokens > 0 && role == "assistant":
-			rec.OutputTokens = tokensOf(value)
-			return rec, "", nil
-		}
+		return rec, "", err
 	}
 	if rec.InputTokens == 0 {
 		return rec, SkipNoUserTurn, nil
 	}
 	return rec, "", nil
+}
+
+// take adds one ShareGPT turn of role to the record: the prompt's system
+// and first human turn, the first answer's length, then later human turns
+// and their first answers. It returns whether the latest human turn has
+// its answer.
+func (rec *Record) take(role, value string, answered bool) bool {
+	switch {
+	case rec.InputTokens == 0 && role == "system":
+		rec.Messages = append(rec.Messages, Message{Role: role, Content: value})
+	case rec.InputTokens == 0 && role == "user":
+		rec.Messages = append(rec.Messages, Message{Role: role, Content: value})
+		rec.InputTokens = estimate(rec.Messages)
+	case rec.InputTokens > 0 && role == "user":
+		rec.Turns = append(rec.Turns, Turn{User: value})
+		return false
+	case rec.InputTokens > 0 && role == "assistant" && !answered:
+		if n := len(rec.Turns); n > 0 {
+			rec.Turns[n-1].OutputTokens = tokensOf(value)
+		} else {
+			rec.OutputTokens = tokensOf(value)
+		}
+		return true
+	}
+	return answered
 }
 
 // text reads a JSON string, or a list of {"type": "text", "text"} parts
