@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/tokenize"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
 )
@@ -104,8 +105,12 @@ type LiveSessionConfig struct {
 // LivePromptConfig builds the request messages: a system prompt, few-shot
 // turns, then a user message padded to a sampled length.
 type LivePromptConfig struct {
-	System  string        `mapstructure:"system"`
-	FewShot []LiveMessage `mapstructure:"few_shot"`
+	// Tokenizer, with its path set, is the model's tokenizer.json: the
+	// synthetic prompts (and session turns) are then built to exact token
+	// counts of their message contents instead of the estimate.
+	Tokenizer tokenize.Config `mapstructure:"tokenizer"`
+	System    string          `mapstructure:"system"`
+	FewShot   []LiveMessage   `mapstructure:"few_shot"`
 	// User is the start of the user message; filler words pad it to the
 	// sampled input length.
 	User string `mapstructure:"user"`
@@ -316,6 +321,7 @@ func (l *LiveConfig) validateWorkload() []error {
 		}
 	}
 	errs = append(errs, l.Prompt.InputTokens.validate("live.prompt.input_tokens"))
+	errs = append(errs, l.Prompt.Tokenizer.Validate("live.prompt.tokenizer"))
 	errs = append(errs, l.Dataset.Validate("live.dataset"))
 	if l.Trace.Path != "" {
 		errs = append(errs, l.Trace.Validate("live.trace"))

@@ -120,7 +120,15 @@ func newLiveRunner(l *loadgen) (runner, error) {
 	r.inputs = newSampler(lc.Prompt.InputTokens, rng.src)
 	r.idRand = rand.New(rand.NewPCG(plan.localSeed()^0x5bd1e995, uint64(time.Now().UnixNano())))
 	r.prompts = newPromptBuilder(lc, r.runID)
+	if err := r.prompts.useTokenizer(); err != nil {
+		return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
+	}
 	if r.shared = newSharedPrefixes(lc, r.runID); r.shared != nil {
+		for _, g := range r.shared.groups {
+			if err := g.shareTokenizer(r.prompts); err != nil {
+				return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
+			}
+		}
 		r.groupRand = rand.New(rand.NewPCG(plan.localSeed()^0x2545f4914f6cdd1d, plan.localSeed()))
 		r.workloadLine = fmt.Sprintf("llm_loadgen: shared prefixes: %d groups, each a %d-token system prompt (estimated at 4 bytes per token), drawn with the seed",
 			len(r.shared.groups), r.shared.tokens)
@@ -197,6 +205,7 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	}
 	r.progress.init(console, start, r.cfg.Arrival)
 	out := newLiveRenderer(r.lc, r.version, now)
+	out.tokenizer = r.prompts.tokenizerName()
 	out.plan = r.plan
 	out.reset(r.version)
 	go func() {
@@ -214,6 +223,10 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 			describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
 		if r.workloadLine != "" {
 			r.progress.print(r.workloadLine)
+		}
+		if name := r.prompts.tokenizerName(); name != "" && r.dataset == nil && r.trace == nil {
+			r.progress.print("llm_loadgen: prompts built to exact token counts of their contents under " + name +
+				" (the server's chat template adds its own tokens)")
 		}
 		switch {
 		case !r.plan.waitStart(schedCtx):

@@ -69,7 +69,10 @@ func (r *liveRunner) body(res *liveResult) ([]byte, int, error) {
 		pb := r.prompts
 		if r.shared != nil {
 			g := r.groupRand.IntN(len(r.shared.groups))
-			pb, res.PrefixGroup, res.CacheableTokens = r.shared.groups[g], g, r.shared.tokens
+			// The group's system prompt: shared.tokens under the estimate,
+			// its exact count under a tokenizer.
+			pb, res.PrefixGroup = r.shared.groups[g], g
+			res.CacheableTokens = pb.baseTokens()
 		}
 		r.inMu.Unlock()
 		return pb.build(res.Seq, want)

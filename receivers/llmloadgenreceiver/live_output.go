@@ -42,7 +42,9 @@ const (
 	attrLivePrefixGroup = "llm_loadgen.prefix.group"       // shared-prefix group of the request
 	attrLiveCacheable   = genai.AttrLoadgenCacheableTokens // its tokens shared with the group
 	attrLiveTurn        = genai.AttrLoadgenSessionTurn     // the turn's number in its session (1-based)
-	attrLiveHistory     = genai.AttrLoadgenHistoryTokens   // estimated tokens of the earlier turns it carried
+	attrLiveHistory     = genai.AttrLoadgenHistoryTokens   // tokens of the earlier turns it carried
+	attrLivePromptToks  = "llm_loadgen.prompt.tokens"      // the client's count of the prompt's tokens
+	attrLiveTokenizer   = "llm_loadgen.prompt.tokenizer"   // the tokenizer that count is exact under; absent: an estimate
 	attrHTTPStatus      = genai.AttrHTTPResponseStatusCode
 	attrResponseID      = genai.AttrResponseID
 	attrRequestMaxTok   = "gen_ai.request.max_tokens"
@@ -55,6 +57,9 @@ type liveRenderer struct {
 	host      string
 	port      int64
 	chunkMode string
+	// tokenizer names live.prompt.tokenizer ("" when token counts are
+	// estimates).
+	tokenizer string
 
 	td    ptrace.Traces
 	spans ptrace.SpanSlice
@@ -150,6 +155,12 @@ func (r *liveRenderer) putGenAIAttrs(a pcommon.Map, res *liveResult) {
 	if res.CacheableTokens > 0 {
 		a.PutInt(attrLivePrefixGroup, int64(res.PrefixGroup))
 		a.PutInt(attrLiveCacheable, int64(res.CacheableTokens))
+	}
+	if res.PromptTokens > 0 {
+		a.PutInt(attrLivePromptToks, int64(res.PromptTokens))
+		if r.tokenizer != "" && res.traced == nil && r.cfg.Dataset.Path == "" {
+			a.PutStr(attrLiveTokenizer, r.tokenizer)
+		}
 	}
 	if res.SessionID != "" {
 		a.PutStr(genai.AttrConversationID, res.SessionID)

@@ -3,10 +3,12 @@ package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receive
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/tokenize"
 )
 
 // The builder sizes prompts with dataset's estimate: dataset.Tokens per
@@ -33,6 +35,60 @@ type promptBuilder struct {
 	// when every body is marshalled whole.
 	head, tail []byte
 	escUser    []byte // the configured user text, escaped for JSON
+
+	// With live.prompt.tokenizer: the tokenizer, the filler in its
+	// tokens, and the exact tokens of the base messages' contents.
+	tok      *tokenize.Tokenizer
+	fill     *tokenize.Filler
+	baseToks int
+}
+
+// useTokenizer loads live.prompt.tokenizer, when set: prompts are then
+// built to exact token counts of their contents.
+func (b *promptBuilder) useTokenizer() error {
+	tok, err := tokenize.Open(b.cfg.Prompt.Tokenizer)
+	if err != nil || tok == nil {
+		return err
+	}
+	if b.fill, err = tokenize.NewFiller(tok, b.filler); err != nil {
+		return err
+	}
+	b.baseToks = 0
+	for _, m := range b.base {
+		n, err := tok.Count(m.Content)
+		if err != nil {
+			return err
+		}
+		b.baseToks += n
+	}
+	b.tok = tok
+	return nil
+}
+
+// shareTokenizer gives b the tokenizer and filler of from (a builder of the
+// same configuration), counting b's own base messages.
+func (b *promptBuilder) shareTokenizer(from *promptBuilder) error {
+	if from.tok == nil {
+		return nil
+	}
+	b.baseToks = 0
+	for _, m := range b.base {
+		n, err := from.tok.Count(m.Content)
+		if err != nil {
+			return err
+		}
+		b.baseToks += n
+	}
+	b.tok, b.fill = from.tok, from.fill
+	return nil
+}
+
+// tokenizerName names the tokenizer for the report; "" for the estimate.
+func (b *promptBuilder) tokenizerName() string {
+	if b.tok == nil {
+		return ""
+	}
+	return b.tok.Name()
 }
 
 type liveMessage struct {
@@ -68,6 +124,9 @@ func newPromptBuilderWith(cfg *LiveConfig, runID, system string) *promptBuilder 
 // and returns it with the prompt's estimated length.
 func (b *promptBuilder) build(seq int64, want int) ([]byte, int, error) {
 	want = min(max(want, 1), b.maxIn)
+	if b.tok != nil {
+		return b.buildExact(seq, want)
+	}
 	var buf [96]byte
 	prefix := buf[:0]
 	if b.cfg.Prompt.UniquePrefix {
@@ -100,24 +159,67 @@ func (b *promptBuilder) build(seq int64, want int) ([]byte, int, error) {
 	return out, tokens, nil
 }
 
+// buildExact renders a body whose message contents are exactly want
+// tokens under the tokenizer (the chat template's own tokens, which the
+// server adds, not counted), or as close below as the tokenizer allows.
+func (b *promptBuilder) buildExact(seq int64, want int) ([]byte, int, error) {
+	text, n, err := b.fitUser(seq, want-b.baseToks)
+	if err != nil && !errors.Is(err, tokenize.ErrUnreachable) {
+		return nil, 0, err
+	}
+	body, err := b.marshal(text)
+	return body, b.baseToks + n, err
+}
+
+// fitUser is the user message, tag and configured text padded with filler
+// to exactly want tokens.
+func (b *promptBuilder) fitUser(seq int64, want int) (string, int, error) {
+	return b.fill.Fit(b.userHead(seq), max(want, 1))
+}
+
+// userHead is the start of every user message: the run and request tag
+// (live.prompt.unique_prefix) and the configured text.
+func (b *promptBuilder) userHead(seq int64) string {
+	if b.cfg.Prompt.UniquePrefix {
+		return "[run " + b.runID + " request " + strconv.FormatInt(seq, 10) + "] " + b.cfg.Prompt.User
+	}
+	return b.cfg.Prompt.User
+}
+
 // userContent is a user message of about want tokens: the configured
 // user text padded with filler (after the run and request tag when
 // live.prompt.unique_prefix is set).
 func (b *promptBuilder) userContent(seq int64, want int) string {
-	prefix := ""
-	if b.cfg.Prompt.UniquePrefix {
-		prefix = "[run " + b.runID + " request " + strconv.FormatInt(seq, 10) + "] "
+	head := b.userHead(seq)
+	if b.tok != nil {
+		text, _, _ := b.fitUser(seq, min(want, b.maxIn)) // on error the nearest text below
+		return text
 	}
-	have := dataset.Tokens(len(prefix) + len(b.cfg.Prompt.User))
 	pad := 0
-	if p := (min(max(want, 1), b.maxIn) - have) * bytesPerToken; p > 0 {
+	if p := (min(max(want, 1), b.maxIn) - dataset.Tokens(len(head))) * bytesPerToken; p > 0 {
 		pad = min(p, len(b.filler))
 	}
-	return prefix + b.cfg.Prompt.User + b.filler[:pad]
+	return head + b.filler[:pad]
 }
 
-// baseTokens is the estimated length of the system and few-shot messages.
+// messageTokens counts a message: its content's exact tokens under the
+// tokenizer, else the estimate with the message's framing.
+func (b *promptBuilder) messageTokens(content string) int {
+	if b.tok != nil {
+		if n, err := b.tok.Count(content); err == nil {
+			return n
+		}
+	}
+	return messageOverhead + dataset.Tokens(len(content))
+}
+
+// baseTokens is the length of the system and few-shot messages: their
+// contents' exact tokens under the tokenizer, else the estimate with the
+// messages' framing.
 func (b *promptBuilder) baseTokens() int {
+	if b.tok != nil {
+		return b.baseToks
+	}
 	n := 0
 	for _, m := range b.base {
 		n += messageOverhead + dataset.Tokens(len(m.Content))

@@ -69,7 +69,7 @@ func (r *liveRunner) runSession(ctx context.Context, sched time.Time, rate float
 		}
 		user, answer := liveMessage{Role: "user", Content: res.userText}, liveMessage{Role: "assistant", Content: string(res.answer)}
 		st.history = append(st.history, user, answer)
-		st.historyTokens += 2*messageOverhead + dataset.Tokens(len(user.Content)) + dataset.Tokens(len(answer.Content))
+		st.historyTokens += r.prompts.messageTokens(user.Content) + r.prompts.messageTokens(answer.Content)
 	}
 }
 
@@ -115,7 +115,7 @@ func (r *liveRunner) sessionBody(res *liveResult) ([]byte, int, error) {
 	}
 	msgs := make([]liveMessage, 0, len(prefix)+len(st.history)+1)
 	msgs = append(append(append(msgs, prefix...), st.history...), liveMessage{Role: "user", Content: res.userText})
-	tokens := prefixTokens + st.historyTokens + messageOverhead + dataset.Tokens(len(res.userText))
+	tokens := prefixTokens + st.historyTokens + b.messageTokens(res.userText)
 	res.HistoryTokens = st.historyTokens
 	body, err := b.marshalBody(msgs, maxTokens, st.id)
 	return body, tokens, err
@@ -137,7 +137,7 @@ func (r *liveRunner) conversationTurn(st *sessionTurn) (string, int, error) {
 	last := len(rec.Messages) - 1 // the first human turn; before it the system turns
 	for _, m := range rec.Messages[:last] {
 		st.system = append(st.system, liveMessage(m))
-		st.systemTokens += messageOverhead + dataset.Tokens(len(m.Content))
+		st.systemTokens += r.prompts.messageTokens(m.Content)
 	}
 	return rec.Messages[last].Content, rec.OutputTokens, nil
 }
