@@ -71,12 +71,17 @@ func FuzzTrace(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(azure[:600])
+	burst, err := os.ReadFile(filepath.Join("testdata", "real", "BurstGPT_1.head.csv"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(burst)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "trace")
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		for _, format := range []string{TraceFormatMooncake, TraceFormatAzure} {
+		for _, format := range []string{TraceFormatMooncake, TraceFormatAzure, TraceFormatBurstGPT} {
 			fuzzTraceRows(t, TraceConfig{Path: p, Format: format, Speed: 1, BlockTokens: 16})
 		}
 	})

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +26,16 @@ const (
 	// header TIMESTAMP,ContextTokens,GeneratedTokens and a date-time per row
 	// ("2023-11-16 18:15:46.6805900"); no prefix information.
 	TraceFormatAzure = "azure"
+	// TraceFormatBurstGPT is the BurstGPT trace format: CSV with the header
+	// Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+	// (seconds from the first day's midnight); later releases insert
+	// Session ID and Elapsed time, so columns are found by name. No prefix
+	// information.
+	TraceFormatBurstGPT = "burstgpt"
 )
+
+// burstGPTColumns are the BurstGPT columns a replay needs.
+var burstGPTColumns = []string{"Timestamp", "Request tokens", "Response tokens"}
 
 // azureHeader is the Azure trace's header line; azureTime its timestamps'
 // layout.
@@ -37,7 +48,7 @@ const (
 type TraceConfig struct {
 	// Path is the trace file.
 	Path string `mapstructure:"path"`
-	// Format is mooncake.
+	// Format is mooncake, azure or burstgpt.
 	Format string `mapstructure:"format"`
 	// Speed divides the trace's time: 2 replays it twice as fast.
 	Speed float64 `mapstructure:"speed"`
@@ -59,8 +70,8 @@ func (c *TraceConfig) Validate(prefix string) error {
 	if c.Path == "" {
 		errs = append(errs, fmt.Errorf("%s.path: a trace file is required", prefix))
 	}
-	if c.Format != TraceFormatMooncake && c.Format != TraceFormatAzure {
-		errs = append(errs, fmt.Errorf("%s.format: %q is not one of %q, %q", prefix, c.Format, TraceFormatMooncake, TraceFormatAzure))
+	if c.Format != TraceFormatMooncake && c.Format != TraceFormatAzure && c.Format != TraceFormatBurstGPT {
+		errs = append(errs, fmt.Errorf("%s.format: %q is not one of %q, %q, %q", prefix, c.Format, TraceFormatMooncake, TraceFormatAzure, TraceFormatBurstGPT))
 	}
 	if !(c.Speed > 0) || c.Speed > 1e6 {
 		errs = append(errs, fmt.Errorf("%s.speed: must be > 0 and at most 1e6, got %v", prefix, c.Speed))
@@ -98,8 +109,12 @@ type TraceReader struct {
 	line  int64
 	last  time.Duration // previous row's time from the trace's start, to check the order
 	first time.Time     // the first row's date-time (azure)
-	pass  int           // loops done
-	rows  int64         // rows returned in this pass
+	cols  []int         // burstGPTColumns' positions (burstgpt)
+	ncols int           // the header's fields (burstgpt)
+	base  time.Duration // the first row's time (burstgpt: seconds from a midnight)
+	based bool
+	pass  int   // loops done
+	rows  int64 // rows returned in this pass
 }
 
 // OpenTrace opens a trace file for replay.
@@ -158,7 +173,7 @@ func (t *TraceReader) rewind() error {
 		return fmt.Errorf("trace %s: %w", t.cfg.Path, err)
 	}
 	t.r.Reset(t.f)
-	t.line, t.last, t.rows, t.first = 0, 0, 0, time.Time{}
+	t.line, t.last, t.rows, t.first, t.based = 0, 0, 0, time.Time{}, false
 	t.pass++
 	return nil
 }
@@ -174,15 +189,18 @@ func (t *TraceReader) read() (TraceRow, error) {
 			return TraceRow{}, fmt.Errorf("trace %s:%d: the line is longer than %d MiB", t.cfg.Path, t.line, maxRecordBytes>>20)
 		}
 		if rec := bytes.TrimSpace(b); len(rec) > 0 {
-			if t.cfg.Format == TraceFormatAzure && t.line == 1 {
-				if string(rec) != azureHeader {
-					return TraceRow{}, fmt.Errorf("trace %s:1: an Azure trace starts with the header %s, got %q", t.cfg.Path, azureHeader, clip(rec))
+			if t.line == 1 && t.cfg.Format != TraceFormatMooncake {
+				if err := t.header(rec); err != nil {
+					return TraceRow{}, fmt.Errorf("trace %s:1: %w", t.cfg.Path, err)
 				}
 				continue
 			}
 			decode := t.decode
-			if t.cfg.Format == TraceFormatAzure {
+			switch t.cfg.Format {
+			case TraceFormatAzure:
 				decode = t.decodeAzure
+			case TraceFormatBurstGPT:
+				decode = t.decodeBurstGPT
 			}
 			row, derr := decode(rec)
 			if derr != nil {
@@ -280,6 +298,62 @@ func (t *TraceReader) decodeAzure(b []byte) (TraceRow, error) {
 	}
 	// A row that asks for no output is sent for one token: a request always
 	// generates at least one.
+	return TraceRow{Line: t.line, InputTokens: int(max(n[0], 1)), OutputTokens: int(max(n[1], 1))}, nil
+}
+
+// header checks a CSV trace's header line and, for BurstGPT, finds its
+// columns.
+func (t *TraceReader) header(rec []byte) error {
+	if t.cfg.Format == TraceFormatAzure {
+		if string(rec) != azureHeader {
+			return fmt.Errorf("an Azure trace starts with the header %s, got %q", azureHeader, clip(rec))
+		}
+		return nil
+	}
+	names := strings.Split(string(rec), ",")
+	t.cols, t.ncols = make([]int, len(burstGPTColumns)), len(names)
+	for i, want := range burstGPTColumns {
+		t.cols[i] = slices.Index(names, want)
+		if t.cols[i] < 0 {
+			return fmt.Errorf("a BurstGPT trace's header names the columns %s; %q is missing from %q", strings.Join(burstGPTColumns, ", "), want, clip(rec))
+		}
+	}
+	return nil
+}
+
+// decodeBurstGPT reads one row of a BurstGPT trace by its header's
+// columns: the time in seconds (from the first row on: a file of the second
+// release starts 61 days in), the request and response tokens. A row
+// with no request tokens (7.9 % of the published file) is sent with a
+// one-token prompt, and one with no response (a failure the trace kept)
+// for one token: the arrival is the trace's either way.
+func (t *TraceReader) decodeBurstGPT(b []byte) (TraceRow, error) {
+	f := strings.Split(string(b), ",")
+	if len(f) != t.ncols {
+		return TraceRow{}, fmt.Errorf("a row has the header's %d fields, got %d", t.ncols, len(f))
+	}
+	secs, err := strconv.ParseFloat(strings.TrimSpace(f[t.cols[0]]), 64)
+	if err != nil || secs < 0 || math.IsInf(secs, 0) || secs > 1e9 {
+		return TraceRow{}, fmt.Errorf("Timestamp: must be seconds >= 0, got %q", f[t.cols[0]])
+	}
+	at := time.Duration(secs * float64(time.Second))
+	if !t.based {
+		t.base, t.based = at, true
+	}
+	if err := t.inOrder("Timestamp", at-t.base); err != nil {
+		return TraceRow{}, err
+	}
+	var n [2]int64
+	for i, col := range t.cols[1:] {
+		v, err := strconv.ParseInt(strings.TrimSpace(f[col]), 10, 64)
+		if err != nil || v < 0 {
+			return TraceRow{}, fmt.Errorf("%s: must be a whole number >= 0, got %q", burstGPTColumns[i+1], f[col])
+		}
+		n[i] = v
+	}
+	if err := lengths("Request tokens, Response tokens", n[0], n[1]); err != nil {
+		return TraceRow{}, err
+	}
 	return TraceRow{Line: t.line, InputTokens: int(max(n[0], 1)), OutputTokens: int(max(n[1], 1))}, nil
 }
 

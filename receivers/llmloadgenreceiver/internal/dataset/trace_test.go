@@ -148,10 +148,10 @@ func TestPromptForSharesPrefixes(t *testing.T) {
 }
 
 func TestTraceConfigValidate(t *testing.T) {
-	c := TraceConfig{Format: "burstgpt", Speed: 0, Offset: -1, BlockTokens: 0, Loop: true}
+	c := TraceConfig{Format: "alibaba", Speed: 0, Offset: -1, BlockTokens: 0, Loop: true}
 	err := c.Validate("live.trace")
 	require.Error(t, err)
-	for _, want := range []string{"live.trace.path: a trace file is required", `live.trace.format: "burstgpt"`, "live.trace.speed: must be > 0", "live.trace.offset, length: must be >= 0", "live.trace.block_tokens: must be >= 1", "live.trace.loop: needs live.trace.length"} {
+	for _, want := range []string{"live.trace.path: a trace file is required", `live.trace.format: "alibaba" is not one of "mooncake", "azure", "burstgpt"`, "live.trace.speed: must be > 0", "live.trace.offset, length: must be >= 0", "live.trace.block_tokens: must be >= 1", "live.trace.loop: needs live.trace.length"} {
 		assert.Contains(t, err.Error(), want)
 	}
 }
@@ -187,5 +187,55 @@ func TestAzureBadLines(t *testing.T) {
 		cfg := traceCfg(writeTemp(t, "t.csv", tc.body))
 		cfg.Format = TraceFormatAzure
 		assertTraceError(t, cfg, tc.want)
+	}
+}
+
+// TestBurstGPT reads the published file's first rows, and the later
+// release's header with two more columns inserted: columns go by name,
+// times from the first row, rows without tokens are sent for one.
+func TestBurstGPT(t *testing.T) {
+	rows := readAll(t, TraceConfig{Path: filepath.Join("testdata", "real", "BurstGPT_1.head.csv"), Format: TraceFormatBurstGPT, Speed: 1, BlockTokens: 512}, 10)
+	require.Len(t, rows, 3)
+	assert.Equal(t, []time.Duration{0, 40 * time.Second, 113 * time.Second}, []time.Duration{rows[0].At, rows[1].At, rows[2].At})
+	assert.Equal(t, 1087, rows[1].InputTokens)
+	assert.Equal(t, 230, rows[1].OutputTokens)
+
+	v3 := writeTemp(t, "v3.csv", "Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type\n"+
+		"5270414.5,3f2c,1.2,ChatGPT,100,0,100,Conversation log\n5270415,,0.4,GPT-4,0,7,7,API log\n")
+	rows = readAll(t, TraceConfig{Path: v3, Format: TraceFormatBurstGPT, Speed: 1, BlockTokens: 512}, 10)
+	require.Len(t, rows, 2)
+	assert.Equal(t, 500*time.Millisecond, rows[1].At, "times from the first row")
+	assert.Equal(t, 1, rows[0].OutputTokens, "a failed request's row asks for one token")
+	assert.Equal(t, 1, rows[1].InputTokens)
+
+	for _, tc := range []struct{ body, want string }{
+		{"Timestamp,Model,Response tokens\n1,x,2\n", `"Request tokens" is missing`},
+		{"Timestamp,Model,Request tokens,Response tokens\n1,x,2\n", "trace.csv:2: a row has the header's 4 fields, got 3"},
+		{"Timestamp,Model,Request tokens,Response tokens\nsoon,x,2,3\n", `trace.csv:2: Timestamp: must be seconds >= 0, got "soon"`},
+		{"Timestamp,Model,Request tokens,Response tokens\n1,x,-2,3\n", `trace.csv:2: Request tokens: must be a whole number >= 0, got "-2"`},
+		{"Timestamp,Model,Request tokens,Response tokens\n9,x,2,3\n3,x,2,3\n", "trace.csv:3: Timestamp: -6s after the start is before the previous line's 0s"},
+	} {
+		_, err := readAllErr(TraceConfig{Path: writeTemp(t, "trace.csv", tc.body), Format: TraceFormatBurstGPT, Speed: 1, BlockTokens: 512})
+		assert.ErrorContains(t, err, tc.want)
+	}
+}
+
+// readAllErr reads the trace to its end and returns the first error.
+func readAllErr(cfg TraceConfig) ([]TraceRow, error) {
+	tr, err := OpenTrace(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	var rows []TraceRow
+	for {
+		r, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, r)
 	}
 }
