@@ -70,9 +70,24 @@ func TestLiveTraceReplay(t *testing.T) {
 	slices.Sort(late)
 	t.Logf("%d rows over %v replayed in %v; send-time error at the mock against the trace's gaps p50 %v, p99 %v, max %v",
 		len(rows), rows[len(rows)-1].At, time.Since(start).Round(time.Millisecond), late[len(late)/2], late[len(late)*99/100], late[len(late)-1])
+	var sent, disp []time.Duration // from the row's time to the request written (and to its dispatch), at the client
 	for _, sp := range spans {
 		_, ok := sp.Attributes().Get(attrLiveDatasetRow)
 		assert.True(t, ok, "spans name the trace line")
+		for i := 0; i < sp.Events().Len(); i++ {
+			switch ev := sp.Events().At(i); ev.Name() {
+			case "llm_loadgen.request_sent":
+				sent = append(sent, ev.Timestamp().AsTime().Sub(sp.StartTimestamp().AsTime()))
+			case "llm_loadgen.dispatched":
+				disp = append(disp, ev.Timestamp().AsTime().Sub(sp.StartTimestamp().AsTime()))
+			}
+		}
+	}
+	slices.Sort(sent)
+	slices.Sort(disp)
+	if len(sent) > 0 && len(disp) > 0 {
+		t.Logf("at the client, from each row's time to its request written: p50 %v, p99 %v, max %v; to its dispatch: p50 %v, p99 %v",
+			sent[len(sent)/2], sent[len(sent)*99/100], sent[len(sent)-1], disp[len(disp)/2], disp[len(disp)*99/100])
 	}
 }
 
