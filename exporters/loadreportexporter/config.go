@@ -81,6 +81,33 @@ type Config struct {
 	Limits LimitsConfig `mapstructure:"limits"`
 	// Shards: checks of the shards of a distributed run (shards.go).
 	Shards ShardsConfig `mapstructure:"shards"`
+	// Baseline compares the run with an earlier report.json (baseline.go).
+	Baseline BaselineConfig `mapstructure:"baseline"`
+}
+
+// BaselineConfig names an earlier report to compare with.
+type BaselineConfig struct {
+	// Path is an earlier run's report.json; empty: no comparison.
+	Path string `mapstructure:"path"`
+	// Tolerance is the relative change that counts as a regression or an
+	// improvement (at least twice the sketches' accuracy for percentiles).
+	Tolerance float64 `mapstructure:"tolerance"`
+	// OnRegression is fail, warn or none: the verdict a regression gives
+	// the run (exit.on_verdict then decides the exit status).
+	OnRegression string `mapstructure:"on_regression"`
+}
+
+var baselineOnRegression = []string{"fail", "warn", "none"}
+
+func (b BaselineConfig) validate() []error {
+	var errs []error
+	if !(b.Tolerance > 0 && b.Tolerance <= 10) {
+		errs = append(errs, fmt.Errorf("baseline.tolerance: must be above 0 and at most 10 (a relative change), got %v", b.Tolerance))
+	}
+	if !slices.Contains(baselineOnRegression, b.OnRegression) {
+		errs = append(errs, fmt.Errorf("baseline.on_regression: unknown value %q; allowed values: %s", b.OnRegression, allowed(baselineOnRegression)))
+	}
+	return errs
 }
 
 // DimensionsConfig lists, for each report dimension, the attribute keys
@@ -233,6 +260,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Exit.validate()...)
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Shards.validate()...)
+	errs = append(errs, c.Baseline.validate()...)
 	return errors.Join(errs...)
 }
 

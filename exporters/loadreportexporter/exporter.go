@@ -110,6 +110,13 @@ func (e *reportExporter) start(_ context.Context, host component.Host) error {
 		return fmt.Errorf("directory: %q is not writable: %w", e.cfg.Directory, err)
 	}
 	_ = os.Remove(probe)
+	if e.cfg.Baseline.Path != "" {
+		b, err := loadBaseline(e.cfg.Baseline.Path)
+		if err != nil {
+			return err
+		}
+		e.st.baseline = b
+	}
 	e.host = host
 	e.stopCh = make(chan struct{})
 	e.loopDone = make(chan struct{})

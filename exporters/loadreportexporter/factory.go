@@ -96,6 +96,7 @@ func createDefaultConfig() *Config {
 			MaxTimelinePoints:  600,
 			MaxSeries:          20000,
 		},
-		Shards: defaultShardsConfig(),
+		Shards:   defaultShardsConfig(),
+		Baseline: BaselineConfig{Tolerance: 0.1, OnRegression: "fail"},
 	}
 }

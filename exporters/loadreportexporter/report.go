@@ -63,6 +63,7 @@ func (s *state) build(final bool) *Report {
 	r.Workload = s.workload.report()
 	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
 	s.judgeReport(r)
+	s.applyBaseline(r)
 	s.addShards(r)
 	r.Summary = summarize(r)
 	return r

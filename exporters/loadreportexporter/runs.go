@@ -46,7 +46,7 @@ func (e *reportExporter) stateFor(runID string) *state {
 		e.runs = map[string]*state{}
 	}
 	st := newState(e.cfg, e.st.now)
-	st.runID = runID
+	st.runID, st.baseline = runID, e.st.baseline
 	st.dir = filepath.Join(e.cfg.Directory, runDir(runID))
 	e.runs[runID] = st
 	return st

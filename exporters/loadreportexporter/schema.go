@@ -31,8 +31,10 @@ type Report struct {
 	LoadCurve        *LoadCurve   `json:"load_curve,omitempty"`
 	// Workload breaks TTFT down by session turn and cacheable share
 	// (workload.go); absent when the spans carry neither.
-	Workload   *WorkloadBreakdown `json:"workload,omitempty"`
-	Histograms Histograms         `json:"histograms"`
+	Workload *WorkloadBreakdown `json:"workload,omitempty"`
+	// Baseline compares the total with an earlier report (baseline.go).
+	Baseline   *BaselineComparison `json:"baseline,omitempty"`
+	Histograms Histograms          `json:"histograms"`
 	// Shards is the per-shard view of a distributed run (shards.go).
 	Shards *ShardReport `json:"shards,omitempty"`
 	// Files are the files written next to this one, by format.
@@ -123,6 +125,27 @@ type Row struct {
 	Concurrency   float64      `json:"mean_concurrency"`
 	PeakConc      float64      `json:"peak_concurrency,omitempty"`
 	Verdict       string       `json:"verdict"`
+}
+
+// BaselineComparison is the run's total against an earlier report.json.
+type BaselineComparison struct {
+	Path        string          `json:"path"`
+	RunID       string          `json:"run_id,omitempty"`
+	GeneratedAt time.Time       `json:"generated_at"`
+	Tolerance   float64         `json:"tolerance"`
+	Verdict     string          `json:"verdict"` // REGRESSED, IMPROVED or SAME
+	Regressed   []string        `json:"regressed,omitempty"`
+	Metrics     []BaselineDelta `json:"metrics"`
+}
+
+// BaselineDelta is one metric against the baseline (seconds for latencies);
+// Relative is (current − baseline) / baseline, absent for a zero baseline.
+type BaselineDelta struct {
+	Metric   string   `json:"metric"`
+	Baseline float64  `json:"baseline"`
+	Current  float64  `json:"current"`
+	Relative *float64 `json:"relative,omitempty"`
+	Verdict  string   `json:"verdict"`
 }
 
 // WorkloadBreakdown is the TTFT of successful requests by session turn

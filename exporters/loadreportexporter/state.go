@@ -22,6 +22,8 @@ type state struct {
 	groups   map[groupKey]*group
 	timeline *timeline
 	workload workloadState
+	// baseline is baseline.path's report, loaded at start (nil: none).
+	baseline *Report
 
 	spansSeen        int64 // spans other than span_guard summaries
 	summaries        int64

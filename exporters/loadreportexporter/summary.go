@@ -107,6 +107,9 @@ func summarize(r *Report) Summary {
 	for _, name := range r.SLOsNotEvaluated {
 		sum.Notes = append(sum.Notes, name+" not evaluated: this pipeline has no span_guard data")
 	}
+	if r.Baseline != nil {
+		sum.Notes = append(sum.Notes, "baseline: "+r.Baseline.describe())
+	}
 	if !r.Final {
 		sum.Notes = append(sum.Notes, "interim report: the run is still going")
 	}
