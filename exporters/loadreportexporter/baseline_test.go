@@ -91,7 +91,10 @@ func TestBaselineRegressed(t *testing.T) {
 		assert.Contains(t, string(out), "REGRESSED", f)
 		assert.Contains(t, string(out), "ttft_p95", f)
 	}
-	assert.Contains(t, summarize(slow).Notes[len(summarize(slow).Notes)-1], "baseline: REGRESSED against "+path+": ttft_p50 +")
+	sum := summarize(slow)
+	assert.Contains(t, sum.Notes[len(sum.Notes)-1], "baseline: REGRESSED against "+path+": ttft_p50 +")
+	assert.Equal(t, "baseline", sum.DecidedBy)
+	assert.Contains(t, sum.Reason, "regressed against the baseline (ttft_p50, ttft_p95")
 }
 
 func TestBaselineErrors(t *testing.T) {

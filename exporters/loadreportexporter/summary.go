@@ -73,7 +73,10 @@ func sloLabel(s SLOResult) string {
 
 func summarize(r *Report) Summary {
 	sum := Summary{Verdict: r.Verdict}
-	if d := decidingSLO(r); d != nil {
+	if b := r.Baseline; b != nil && b.Verdict == BaselineRegressed && r.Verdict != VerdictPass && decidingSLO(r) == nil {
+		sum.DecidedBy = "baseline"
+		sum.Reason = "regressed against the baseline (" + strings.Join(b.Regressed, ", ") + ")"
+	} else if d := decidingSLO(r); d != nil {
 		sum.DecidedBy = d.Name
 		sum.Reason = fmt.Sprintf("%s is %s (%s)", d.Name, fmtSLOValue(d.Unit, *d.Value), d.Objective)
 		if d.Unit == "s" {
