@@ -436,3 +436,87 @@ func apiErrorMessage(body []byte) string {
 	}
 	return strings.TrimSpace(string(body))
 }
+
+// request runs one request scheduled at sched, when the schedule offered
+// rate requests per second (0 in a closed loop), and hands its result to the
+// output loop.
+func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedRequest) {
+	r.send(sched, rate, traced, nil)
+}
+
+// send runs one request, a session's turn when st is set, and returns its
+// result once handed to the output loop (which only reads it).
+func (r *liveRunner) send(sched time.Time, rate float64, traced *tracedRequest, st *sessionTurn) *liveResult {
+	r.progress.sent.Add(1)
+	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate, traced: traced, session: st}
+	if st != nil {
+		res.SessionID, res.SessionTurn = st.id, st.turn
+	}
+	r.idMu.Lock()
+	t0, t1, s0 := r.idRand.Uint64(), r.idRand.Uint64(), r.idRand.Uint64()|1
+	r.idMu.Unlock()
+	for i := 0; i < 8; i++ {
+		res.TraceID[i], res.TraceID[8+i], res.SpanID[i] = byte(t0>>(8*i)), byte(t1>>(8*i)), byte(s0>>(8*i))
+	}
+	ctx := context.Background()
+	if r.sem != nil {
+		select {
+		case r.sem <- struct{}{}:
+		default:
+			if q := r.queued.Add(1); r.lc.MaxQueue > 0 && q > int64(r.lc.MaxQueue) {
+				r.queued.Add(-1)
+				res.fail(errTypeQueueFull, fmt.Errorf("client queue full (%d waiting at live.max_concurrency %d)", r.lc.MaxQueue, r.lc.MaxConcurrency))
+				res.End = time.Now()
+				r.tel.live.notSent.Add(ctx, 1, reasonAttrs(errTypeQueueFull))
+				r.finish(res)
+				return res
+			}
+			r.tel.live.queued.Add(ctx, 1)
+			select {
+			case r.sem <- struct{}{}:
+			case <-r.reqCtx.Done():
+			}
+			r.tel.live.queued.Add(ctx, -1)
+			r.queued.Add(-1)
+			if r.reqCtx.Err() != nil {
+				res.End = time.Now()
+				res.fail(errTypeCancelled, errors.New("cancelled while queued for live.max_concurrency"))
+				r.finish(res)
+				return res
+			}
+		}
+	}
+	release := func() {
+		if r.sem != nil {
+			<-r.sem
+		}
+	}
+	res.Dispatched = time.Now()
+	r.tel.live.queueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
+	body, tokens, err := r.body(res)
+	res.PromptTokens, res.InputTokens = tokens, tokens
+	if err != nil {
+		release()
+		res.End = time.Now()
+		res.fail(errTypeInvalidResponse, err)
+		r.finish(res)
+		return res
+	}
+	r.tel.live.inflight.Add(ctx, 1)
+	r.client.do(r.reqCtx, body, res)
+	r.tel.live.inflight.Add(ctx, -1)
+	release()
+	if !res.UsageSeen && res.InputTokens == 0 {
+		res.InputTokens = tokens
+	}
+	r.finish(res)
+	return res
+}
+
+func (r *liveRunner) finish(res *liveResult) {
+	r.tel.live.recordResult(res)
+	if r.onResult != nil {
+		r.onResult(res)
+	}
+	r.results <- res
+}
