@@ -156,7 +156,7 @@ func (s *state) applyBaseline(r *Report) {
 	r.Total.Verdict = r.Verdict
 }
 
-// describeBaseline is the comparison in one line.
+// describe is the comparison in one line.
 func (c *BaselineComparison) describe() string {
 	var parts []string
 	for _, d := range c.Metrics {

@@ -127,7 +127,7 @@ func collectionEvent(body string, attrs map[string]any) string {
 		return emptyMessage
 	case attrs[attrProcessName] == systemdBinary:
 		return eventSystemd
-	case isViewerColumn(body):
+	case len(body) <= maxViewerColumn && isViewerColumn(body):
 		return eventViewerColumn
 	case len(body) > len(blobSuffix)+1 && body[0] == '[' && strings.HasSuffix(body, blobSuffix) &&
 		allDigits(body[1:len(body)-len(blobSuffix)]):
@@ -135,6 +135,10 @@ func collectionEvent(body string, attrs map[string]any) string {
 	}
 	return ""
 }
+
+// maxViewerColumn is the longest viewer column: a date, a time in
+// nanoseconds and a zone; longer bodies are not looked at.
+const maxViewerColumn = 40
 
 // isViewerColumn reports whether body is only a date and time or only a
 // level word.

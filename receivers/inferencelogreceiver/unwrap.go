@@ -80,7 +80,8 @@ var (
 	// A process's prefix, from vLLM's multiprocessing ("(APIServer pid=1) ",
 	// "(EngineCore_DP0 pid=2) ", "(VllmWorker rank=0 pid=3) ",
 	// "(VllmWorker rank=0 engine_index=0 pid=4) ", "(VllmWorker TP0 pid=5) ") or Ray
-	// ("(WorkerDict pid=5, ip=10.0.0.5) ").
+	// ("(WorkerDict pid=5, ip=10.0.0.5) "). matchProcessPrefix is this
+	// pattern by hand, held to it by FuzzProcessPrefix.
 	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: [A-Za-z_]+=?\d+)* pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
 	// A CI log's bracketed time (Buildkite): "[2025-12-13T19:54:35Z] ".
 	ciTimePattern = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))\] (.*)$`)

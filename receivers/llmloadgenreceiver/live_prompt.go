@@ -50,36 +50,34 @@ func (b *promptBuilder) useTokenizer() error {
 	if err != nil || tok == nil {
 		return err
 	}
-	if b.fill, err = tokenize.NewFiller(tok, b.filler); err != nil {
+	fill, err := tokenize.NewFiller(tok, b.filler)
+	if err != nil {
 		return err
 	}
-	b.baseToks = 0
-	for _, m := range b.base {
-		n, err := tok.Count(m.Content)
-		if err != nil {
-			return err
-		}
-		b.baseToks += n
-	}
-	b.tok = tok
-	return nil
+	return b.setTokenizer(tok, fill)
 }
 
 // shareTokenizer gives b the tokenizer and filler of from (a builder of the
-// same configuration), counting b's own base messages.
+// same configuration).
 func (b *promptBuilder) shareTokenizer(from *promptBuilder) error {
 	if from.tok == nil {
 		return nil
 	}
-	b.baseToks = 0
+	return b.setTokenizer(from.tok, from.fill)
+}
+
+// setTokenizer makes b build exact prompts with tok and fill, counting its
+// own base messages.
+func (b *promptBuilder) setTokenizer(tok *tokenize.Tokenizer, fill *tokenize.Filler) error {
+	n := 0
 	for _, m := range b.base {
-		n, err := from.tok.Count(m.Content)
+		c, err := tok.Count(m.Content)
 		if err != nil {
 			return err
 		}
-		b.baseToks += n
+		n += c
 	}
-	b.tok, b.fill = from.tok, from.fill
+	b.tok, b.fill, b.baseToks = tok, fill, n
 	return nil
 }
 
