@@ -39,7 +39,9 @@
 #        GATEWAY_FLAGS (more flags for every builtin:gateway variant, e.g.
 #        --config file:extra.yaml to change one more setting),
 #        PROFILE=1 (also write a 20 s CPU and a heap profile of the shipped
-#        gateway under the same load to $PROFILE_DIR, default ./gateway-prof)
+#        gateway under the same load to $PROFILE_DIR, default ./gateway-prof;
+#        PROFILE="plain shipped" profiles each variant named, into
+#        $PROFILE_DIR/VARIANT-cpu.pprof and VARIANT-heap.pprof)
 set -euo pipefail
 
 secs=${1:-30}
@@ -177,8 +179,9 @@ exporters:
   otlp_grpc/direct: {compression: zstd}
 YAML
 
-start_gateway() { # variant: starts it, sets gw to its pid
-  local v=$1 store=$work/store-$1
+start_gateway() { # variant [overlay variant]: starts it, sets gw to its pid
+  local v=$1 store=$work/store-$1 more=()
+  [[ -n ${2:-} ]] && more=(--config "file:$work/$2.yaml")
   rm -rf "$store"; mkdir -p "$store"
   if [[ $v == plain ]]; then
     "$bin" --config "file:$work/plain.yaml" >"$work/gw-$v.log" 2>&1 &
@@ -187,7 +190,7 @@ start_gateway() { # variant: starts it, sets gw to its pid
       OTELCOL_LLM_OTLP_GRPC_PORT=$p_gw_grpc OTELCOL_LLM_OTLP_HTTP_PORT=$p_gw_http \
       OTELCOL_LLM_METRICS_PORT=$p_gw_metrics OTELCOL_LLM_HEALTH_PORT=$p_gw_health \
       OTELCOL_LLM_PROM_PORT=$p_gw_prom \
-      "$bin" --config builtin:gateway --config "file:$work/$v.yaml" ${GATEWAY_FLAGS:-} >"$work/gw-$v.log" 2>&1 &
+      "$bin" --config builtin:gateway --config "file:$work/$v.yaml" "${more[@]}" ${GATEWAY_FLAGS:-} >"$work/gw-$v.log" 2>&1 &
   fi
   gw=$!; pids+=("$gw")
 }
@@ -219,24 +222,30 @@ measure() {
     'BEGIN {printf "%.3f %d %d %.3f %s\n", c/k, g, b, w, r}')
 }
 
-profile() {
-  local dir=${PROFILE_DIR:-$root/gateway-prof} gen
+profile() { # variant
+  local v=$1 dir=${PROFILE_DIR:-$root/gateway-prof} gen
   mkdir -p "$dir"
-  cat >"$work/profiled.yaml" <<YAML
+  if [[ $v == plain ]]; then
+    sed 's/^service:$/extensions: {pprof: {endpoint: 127.0.0.1:'"$p_pprof"'}}\nservice:\n  extensions: [pprof]/' "$work/plain.yaml" >"$work/profiled-plain.yaml"
+    "$bin" --config "file:$work/profiled-plain.yaml" >"$work/gw-profiled-plain.log" 2>&1 &
+    gw=$!; pids+=("$gw")
+  else
+    cat >"$work/profiled.yaml" <<YAML
 extensions:
   pprof: {endpoint: 127.0.0.1:$p_pprof}
 service:
   extensions: [health_check, file_storage, pprof]
 YAML
-  start_gateway profiled
+    start_gateway profiled "$v"
+  fi
   wait_up "$p_gw_metrics"
   "$bin" --config "file:$work/generator.yaml" >"$work/gen-prof.log" 2>&1 &
   gen=$!; pids+=("$gen")
   sleep 5
-  curl -s -o "$dir/cpu.pprof" "http://127.0.0.1:$p_pprof/debug/pprof/profile?seconds=20"
-  curl -s -o "$dir/heap.pprof" "http://127.0.0.1:$p_pprof/debug/pprof/heap"
+  curl -s -o "$dir/$v-cpu.pprof" "http://127.0.0.1:$p_pprof/debug/pprof/profile?seconds=20"
+  curl -s -o "$dir/$v-heap.pprof" "http://127.0.0.1:$p_pprof/debug/pprof/heap"
   stop "$gen" "$gw"
-  echo "profiles of the shipped gateway: $dir/cpu.pprof $dir/heap.pprof (go tool pprof -top $bin $dir/cpu.pprof)"
+  echo "profiles of $v: $dir/$v-cpu.pprof $dir/$v-heap.pprof (go tool pprof -top $bin $dir/$v-cpu.pprof)"
 }
 
 "$bin" --config "file:$work/backend.yaml" >"$work/backend.log" 2>&1 &
@@ -291,5 +300,8 @@ if [[ -n ${us[shipped]:-} && " $variants" == *" -"* ]]; then
     awk -v n="${v#-}" -v s="${us[shipped]}" -v u="${us[$v]}" 'BEGIN {printf "  %-12s %6.2f\n", n, s-u}'
   done
 fi
-[[ -n ${PROFILE:-} ]] && profile
+if [[ -n ${PROFILE:-} ]]; then
+  [[ $PROFILE == 1 ]] && PROFILE=shipped
+  for v in $PROFILE; do profile "$v"; done
+fi
 exit 0

@@ -188,6 +188,7 @@ func (n *normalizer) mapAttributes(it *item, d int, s *scratch, st *batchStats, 
 	if n.removeOriginals(it, s) {
 		changed = true
 	}
+	s.unstage(it)
 	return changed || len(s.writes) > 0
 }
 
@@ -333,13 +334,13 @@ func (n *normalizer) annotate(it *item, d int, s *scratch) bool {
 	}
 	changed := false
 	if d >= 0 {
-		v := it.attrs.PutEmpty(attrDialect)
+		v := s.dest(it).PutEmpty(attrDialect)
 		s.lendStr(v)
 		v.SetStr(n.t.dialects[d].name)
 		changed = true
 	}
-	putList(it.attrs, attrUnmapped, s.unmapped, s)
-	putList(it.attrs, attrConflicts, s.conflicts, s)
+	putList(s.dest(it), attrUnmapped, s.unmapped, s)
+	putList(s.dest(it), attrConflicts, s.conflicts, s)
 	return changed
 }
 

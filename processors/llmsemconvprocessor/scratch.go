@@ -37,6 +37,8 @@ type scratch struct {
 	classes       map[string]*keyClass
 	slot          *scratchSlot // the slot holding this scratch; nil for pooled ones
 	textJSON      []byte       // fixPlainContent's buffer
+	out           pcommon.Map  // staged writes (see stage)
+	staged        bool
 	// Official JSON attributes (jsonKeys order) written on the item: by a
 	// write of JSON built here (valid) or of a value from elsewhere (raw).
 	jsonValid, jsonRaw uint8

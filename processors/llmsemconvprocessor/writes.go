@@ -69,10 +69,9 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 	}
 	changed := false
 	if n.cfg.RemoveOriginals && len(s.writes) > 0 {
-		// Room for every write and the annotations and derived values that
-		// follow: the values read below stay where they are while the
-		// winners are appended, so that they can be moved.
-		it.attrs.EnsureCapacity(it.attrs.Len() + len(s.writes) + 16)
+		// The values read below stay where they are while the winners
+		// are staged, so that they can be moved.
+		s.stage()
 		it.attrs.Range(func(_ string, v pcommon.Value) bool {
 			s.vals = append(s.vals, v)
 			return true
@@ -85,7 +84,7 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 		if w.tid >= 0 && s.best[w.tid] != int32(i) {
 			continue
 		}
-		existing, ok := n.lookup(it.attrs, w.tid, w.target, sc)
+		existing, ok := n.lookup(it, s, w.tid, w.target, sc)
 		if ok && !n.cfg.Overwrite {
 			n.settle(it, s, st, w, existing, &changed)
 			continue
@@ -102,7 +101,7 @@ func (n *normalizer) applyWrites(it *item, s *scratch, st *batchStats, sc *scan)
 		if w.tid < 0 || s.best[w.tid] == int32(i) {
 			continue
 		}
-		n.settle(it, s, st, w, valueOf(it.attrs, w.target), &changed)
+		n.settle(it, s, st, w, valueOf(it, s, w.target), &changed)
 	}
 	return changed
 }
@@ -129,7 +128,7 @@ func (n *normalizer) markKept(it *item, s *scratch, sc *scan) {
 		w := &s.writes[i]
 		risky := w.tid < 0 || s.best[w.tid] != int32(i)
 		if !risky && !n.cfg.Overwrite {
-			_, risky = n.lookup(it.attrs, w.tid, w.target, sc)
+			_, risky = n.lookup(it, s, w.tid, w.target, sc)
 		}
 		if !risky && anyAlt {
 			if w.tid < maxTargetIDs {
@@ -188,14 +187,14 @@ func (n *normalizer) putTo(it *item, s *scratch, w *pendingWrite, target string,
 			j = s.donor(w)
 		}
 		if j >= 0 {
-			dst := it.attrs.PutEmpty(target)
+			dst := s.dest(it).PutEmpty(target)
 			s.vals[j].MoveTo(dst)
 			clearBit(s.free, j)
 			w.v.set(dst)
 			return
 		}
 	}
-	w.v.put(it.attrs, target)
+	w.v.put(s.dest(it), target)
 }
 
 // donor finds a source of w that is removed once w is written and holds
@@ -228,12 +227,13 @@ func (s *scratch) donor(w *pendingWrite) int {
 	return -1
 }
 
-// lookup finds an attribute, using the scan's presence bits for official names.
-func (n *normalizer) lookup(m pcommon.Map, tid int, name string, sc *scan) (pcommon.Value, bool) {
+// lookup finds an attribute on the item as it was scanned (presence bits
+// for official names) or among this pass's writes to untracked names.
+func (n *normalizer) lookup(it *item, s *scratch, tid int, name string, sc *scan) (pcommon.Value, bool) {
 	if tid >= 0 && tid < n.t.nTracked && sc.present[tid>>6]&(1<<(tid&63)) == 0 {
 		return pcommon.Value{}, false
 	}
-	return m.Get(name)
+	return s.get(it, name)
 }
 
 // settle handles a write whose target already holds a value.
@@ -242,7 +242,7 @@ func (n *normalizer) settle(it *item, s *scratch, st *batchStats, w *pendingWrit
 	case w.v.equal(existing):
 		n.consumeWrite(s, w)
 		st.attr(w.dialect, attrMapped)
-	case w.alt != "" && !hasKey(it.attrs, w.alt):
+	case w.alt != "" && !hasKey(it, s, w.alt):
 		// The source goes with this write: it can lend its own value.
 		if w.movable {
 			clearBit(s.kept, w.srcIndex(s))
@@ -257,13 +257,13 @@ func (n *normalizer) settle(it *item, s *scratch, st *batchStats, w *pendingWrit
 	}
 }
 
-func hasKey(m pcommon.Map, k string) bool {
-	_, ok := m.Get(k)
+func hasKey(it *item, s *scratch, k string) bool {
+	_, ok := s.get(it, k)
 	return ok
 }
 
-func valueOf(m pcommon.Map, k string) pcommon.Value {
-	if v, ok := m.Get(k); ok {
+func valueOf(it *item, s *scratch, k string) pcommon.Value {
+	if v, ok := s.get(it, k); ok {
 		return v
 	}
 	return pcommon.NewValueEmpty()
@@ -312,7 +312,7 @@ func (n *normalizer) checkTotal(it *item, tr totalRef, s *scratch, st *batchStat
 	if tr.idx < len(s.vals) {
 		tv = s.vals[tr.idx]
 	} else {
-		tv, _ = it.attrs.Get(r.key)
+		tv, _ = s.get(it, r.key)
 	}
 	total, ok := intOf(tv)
 	var sum int64
@@ -324,7 +324,7 @@ func (n *normalizer) checkTotal(it *item, tr totalRef, s *scratch, st *batchStat
 				continue
 			}
 		}
-		pv, found := it.attrs.Get(p)
+		pv, found := s.get(it, p)
 		if !found {
 			ok = false
 			break
