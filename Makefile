@@ -15,6 +15,11 @@ BIN         := $(DIST_DIR)/otelcol-llm
 IMAGE       ?= otelcol-llm:$(VERSION)
 HELM_VERSION := v3.22.0
 HELM        := $(TOOLS_DIR)/helm-$(HELM_VERSION)
+# Jaeger v2, the end-to-end tests' tracing backend: a Go tool of its own
+# module (tools/jaeger, whose go.sum pins every dependency), since its go.mod
+# has a replace directive and `go install ...@version` refuses it.
+JAEGER_VERSION := v1.75.0
+JAEGER      := $(TOOLS_DIR)/jaeger-$(JAEGER_VERSION)
 # Debian packages that tests need as real servers or tools; installed with
 # apt-get when missing (sudo when not root).
 SUDO        := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -43,10 +48,10 @@ E2E_PKG := ./test/e2e/...
 # compiler's warnings about them out of every build and test log.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
-.PHONY: tools build run test lint vet gofmt-check fmt unit fuzz-short fuzz soak e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
+.PHONY: tools jaeger build run test lint vet gofmt-check fmt unit fuzz-short fuzz soak e2e deploy-test chart-test rules-test prometheus chromium locust bench bench-go bench-anchors mockllm gpu-check docker clean distclean
 
-## tools: install the pinned ocb and helm into .tools/
-tools: $(OCB) $(HELM)
+## tools: install the pinned ocb and helm, and build the pinned Jaeger, into .tools/
+tools: $(OCB) $(HELM) $(JAEGER)
 
 $(OCB):
 	mkdir -p $(TOOLS_DIR)
@@ -57,6 +62,18 @@ $(HELM):
 	mkdir -p $(TOOLS_DIR)
 	GOBIN=$(TOOLS_DIR) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(TOOLS_DIR)/helm $@
+
+## jaeger: build the pinned Jaeger v2 (tools/jaeger) into .tools/ (once; the end-to-end tests and bench/jaeger run it)
+jaeger: $(JAEGER)
+
+$(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
+	@grep -q 'github.com/jaegertracing/jaeger $(JAEGER_VERSION)' tools/jaeger/go.mod \
+	  || { echo "tools/jaeger/go.mod does not require github.com/jaegertracing/jaeger $(JAEGER_VERSION)"; exit 1; }
+	@mkdir -p $(TOOLS_DIR)
+	@echo "building Jaeger $(JAEGER_VERSION) into $@ (a few minutes the first time)"
+	@start=$$(date +%s); \
+	  cd tools/jaeger && CGO_ENABLED=0 $(GO) build -trimpath -o $@.tmp github.com/jaegertracing/jaeger/cmd/jaeger; \
+	  mv $@.tmp $@; echo "built $@ in $$(( $$(date +%s) - start )) s"
 
 ## prometheus: install Prometheus and promtool from Debian's packages when missing
 prometheus:
@@ -144,8 +161,8 @@ vet:
 unit: chromium $(STAGE_BIN)
 	@$(STAGE) unit -- $(GO) test -json -race -count=1 ./...
 
-e2e: build prometheus $(STAGE_BIN)
-	@OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) PROMETHEUS=$$(command -v prometheus) \
+e2e: build prometheus $(JAEGER) $(STAGE_BIN)
+	@OTELCOL_LLM_BINARY=$(CURDIR)/$(BIN) PROMETHEUS=$$(command -v prometheus) JAEGER=$(JAEGER) \
 	  $(STAGE) e2e -- $(GO) test -json -tags e2e -count=1 -timeout 20m $(E2E_PKG)
 
 ## deploy-test: the Helm chart and the Prometheus rules, checked without a cluster
