@@ -143,7 +143,7 @@ func sendTraces(t *testing.T, endpoint string, traces, spansPerTrace int) {
 	require.NoError(t, tp.Shutdown(ctx))
 }
 
-func scrape(t *testing.T, url string) string {
+func scrape(t testing.TB, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
 	require.NoError(t, err)

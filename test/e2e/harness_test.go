@@ -29,6 +29,32 @@ var repoRoot = func() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }()
 
+// atExit is what TestMain runs after the last test: stopping the servers
+// that tests share (started once, on first use, e.g. SharedJaeger).
+var atExit struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+// onExit has fn run after the last test of this run, in reverse order of
+// registration.
+func onExit(fn func()) {
+	atExit.mu.Lock()
+	defer atExit.mu.Unlock()
+	atExit.fns = append(atExit.fns, fn)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	atExit.mu.Lock()
+	fns := atExit.fns
+	atExit.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+	os.Exit(code)
+}
+
 // binary returns the path of the otelcol-llm binary under test.
 func binary(t testing.TB) string {
 	t.Helper()

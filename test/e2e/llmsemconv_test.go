@@ -82,6 +82,21 @@ func semconvInput(n int) ptrace.Traces {
 	return td
 }
 
+// openInferenceWant is what llm_semconv makes of semconvInput's
+// OpenInference span (its attributes, as pcommon's AsRaw gives them).
+var openInferenceWant = map[string]any{
+	"gen_ai.operation.name":        "chat",
+	"gen_ai.provider.name":         "azure.ai.openai",
+	"gen_ai.request.model":         "gpt-4o-mini",
+	"gen_ai.request.temperature":   0.3,
+	"gen_ai.request.max_tokens":    int64(64),
+	"gen_ai.usage.input_tokens":    int64(12),
+	"gen_ai.usage.output_tokens":   int64(5),
+	"openinference.unknown_field":  "kept",
+	"otelcol_llm.semconv.dialect":  "openinference",
+	"otelcol_llm.semconv.unmapped": []any{"openinference.unknown_field"},
+}
+
 // TestLLMSemconvNormalizesOverOTLP sends OpenInference and OpenLLMetry spans
 // and a legacy log record through builtin:normalize and checks the GenAI
 // conventions at an OTLP sink, and the processor's counters.
@@ -119,20 +134,8 @@ func TestLLMSemconvNormalizesOverOTLP(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "chat gpt-4o-mini", oi.Name())
 	assert.Equal(t, ptrace.SpanKindClient, oi.Kind())
-	want := map[string]any{
-		"gen_ai.operation.name":        "chat",
-		"gen_ai.provider.name":         "azure.ai.openai",
-		"gen_ai.request.model":         "gpt-4o-mini",
-		"gen_ai.request.temperature":   0.3,
-		"gen_ai.request.max_tokens":    int64(64),
-		"gen_ai.usage.input_tokens":    int64(12),
-		"gen_ai.usage.output_tokens":   int64(5),
-		"openinference.unknown_field":  "kept",
-		"otelcol_llm.semconv.dialect":  "openinference",
-		"otelcol_llm.semconv.unmapped": []any{"openinference.unknown_field"},
-	}
 	got := oi.Attributes().AsRaw()
-	for k, v := range want {
+	for k, v := range openInferenceWant {
 		assert.Equal(t, v, got[k], k)
 	}
 	for _, gone := range []string{"llm.model_name", "llm.token_count.total", "llm.input_messages.0.message.content", "llm.invocation_parameters"} {

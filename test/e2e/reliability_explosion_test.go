@@ -55,9 +55,15 @@ type otlpSender struct {
 	retries int // refusals retried
 }
 
-func newOTLPSender(t *testing.T, port int) *otlpSender {
+func newOTLPSender(t testing.TB, port int) *otlpSender {
 	t.Helper()
-	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port),
+	return newOTLPSenderTo(t, fmt.Sprintf("127.0.0.1:%d", port))
+}
+
+// newOTLPSenderTo is newOTLPSender for any OTLP/gRPC address (host:port).
+func newOTLPSenderTo(t testing.TB, addr string) *otlpSender {
+	t.Helper()
+	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
 	require.NoError(t, err)
@@ -67,7 +73,7 @@ func newOTLPSender(t *testing.T, port int) *otlpSender {
 
 // send delivers td, retrying refusals for up to three minutes (how soon
 // the collector has room again depends on how fast the machine drains it).
-func (s *otlpSender) send(t *testing.T, td ptrace.Traces) {
+func (s *otlpSender) send(t testing.TB, td ptrace.Traces) {
 	t.Helper()
 	req := ptraceotlp.NewExportRequestFromTraces(td)
 	backoff := 50 * time.Millisecond

@@ -283,10 +283,15 @@ type RSSSampler struct {
 
 // SampleRSS starts sampling the collector's RSS every interval, for at most
 // limit (a bound on the loop); it stops when the test ends at the latest.
-func SampleRSS(t *testing.T, c *Collector, interval, limit time.Duration) *RSSSampler {
+func SampleRSS(t testing.TB, c *Collector, interval, limit time.Duration) *RSSSampler {
+	t.Helper()
+	return SampleRSSOf(t, c.cmd.Process.Pid, interval, limit)
+}
+
+// SampleRSSOf samples the RSS of the process pid as SampleRSS does.
+func SampleRSSOf(t testing.TB, pid int, interval, limit time.Duration) *RSSSampler {
 	t.Helper()
 	r := &RSSSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	pid := c.cmd.Process.Pid
 	go func() {
 		defer close(r.done)
 		tick := time.NewTicker(interval)
@@ -337,6 +342,18 @@ func (r *RSSSampler) SamplesSince(since time.Time) []int64 {
 	return append([]int64(nil), r.samples[i:]...)
 }
 
+// At is the last sample taken at or before at (the first sample when none
+// was).
+func (r *RSSSampler) At(at time.Time) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.samples) == 0 {
+		return 0
+	}
+	i := sort.Search(len(r.times), func(i int) bool { return r.times[i].After(at) })
+	return r.samples[max(i-1, 0)]
+}
+
 // Peak is the largest sample.
 func (r *RSSSampler) Peak() int64 {
 	var p int64
@@ -349,7 +366,7 @@ func (r *RSSSampler) Peak() int64 {
 const mib = 1 << 20
 
 // selfMetrics scrapes the collector's own Prometheus endpoint.
-func selfMetrics(t *testing.T, c *Collector) string {
+func selfMetrics(t testing.TB, c *Collector) string {
 	t.Helper()
 	return scrape(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort))
 }
