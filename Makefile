@@ -185,12 +185,14 @@ bench-go: locust
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
 
 # llm_semconv vs OTTL (contrib transformprocessor in its own module under
-# bench/ottl), llm_loadgen vs telemetrygen through the built collector, and
-# builtin:gateway vs a plain collector (with each component's marginal cost).
-bench-anchors: build
+# bench/ottl), llm_loadgen vs telemetrygen through the built collector,
+# builtin:gateway vs a plain collector (with each component's marginal cost),
+# and a span explosion into Jaeger directly vs through builtin:gateway.
+bench-anchors: build $(JAEGER)
 	bench/ottl/compare.sh 3 2000x
 	receivers/llmloadgenreceiver/scripts/compare-telemetrygen.sh 15 3
 	bench/gateway/compare.sh 20 3
+	JAEGER=$(JAEGER) bench/jaeger/compare.sh
 
 ## locust: install Debian's Locust when missing (the live-mode benchmark runs it against mockllm)
 locust:
