@@ -136,16 +136,20 @@ func configOf(t *testing.T, objs []runtime.Object) string {
 var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
 // containerEnv is the environment the collector container would get: plain
-// values, $(VAR) references expanded as the kubelet does, and the downward-API
-// fields given loopback stand-ins.
+// values, $(VAR) references expanded as the kubelet does, the downward-API
+// fields given loopback stand-ins and Secret keys a placeholder.
 func containerEnv(t *testing.T, c corev1.Container) []string {
 	t.Helper()
 	values := map[string]string{}
 	var env []string
 	for _, e := range c.Env {
 		v := e.Value
-		if e.ValueFrom != nil {
-			require.NotNil(t, e.ValueFrom.FieldRef, "env %s: only fieldRef is expected", e.Name)
+		switch {
+		case e.ValueFrom == nil:
+		case e.ValueFrom.SecretKeyRef != nil:
+			v = "secret-" + e.ValueFrom.SecretKeyRef.Name + "-" + e.ValueFrom.SecretKeyRef.Key
+		default:
+			require.NotNil(t, e.ValueFrom.FieldRef, "env %s: only fieldRef and secretKeyRef are expected", e.Name)
 			v = map[string]string{
 				"status.podIP":       "127.0.0.1",
 				"spec.nodeName":      "gpu-node-1",
@@ -284,6 +288,55 @@ func TestGatewayWorkload(t *testing.T) {
 	assert.Equal(t, "1525MiB", env["GOMEMLIMIT"], "80% of 2G (decimal) in MiB")
 	assert.Equal(t, "tempo.observability.svc:4317", env["OTELCOL_LLM_UPSTREAM_ENDPOINT"])
 	assert.True(t, *dep.Spec.Template.Spec.SecurityContext.RunAsNonRoot)
+}
+
+// TestGatewayUpstreamExamples checks the two upstream examples: Jaeger gets
+// the traces only (metrics stay on Prometheus, logs are counted by debug),
+// and the vendor gets every signal over TLS with its key from a Secret.
+func TestGatewayUpstreamExamples(t *testing.T) {
+	type exporter struct {
+		TLS     struct{ Insecure bool } `json:"tls"`
+		Headers map[string]string       `json:"headers"`
+	}
+	type pipeline struct {
+		Exporters []string `json:"exporters"`
+	}
+	var cfg struct {
+		Exporters map[string]exporter `json:"exporters"`
+		Service   struct {
+			Pipelines map[string]pipeline `json:"pipelines"`
+		} `json:"service"`
+	}
+	envOf := func(objs []runtime.Object) map[string]corev1.EnvVar {
+		out := map[string]corev1.EnvVar{}
+		for _, e := range podSpec(t, objs).Containers[0].Env {
+			out[e.Name] = e
+		}
+		return out
+	}
+
+	objs := renderObjects(t, "gateway-jaeger-values.yaml")
+	require.NoError(t, yaml.Unmarshal([]byte(configOf(t, objs)), &cfg))
+	assert.Equal(t, "jaeger-collector.observability.svc:4317", envOf(objs)["OTELCOL_LLM_UPSTREAM_ENDPOINT"].Value)
+	assert.Equal(t, []string{"otlp_grpc/direct"}, cfg.Service.Pipelines["traces/upstream"].Exporters)
+	assert.Equal(t, []string{"prometheus"}, cfg.Service.Pipelines["metrics"].Exporters)
+	assert.Equal(t, []string{"debug"}, cfg.Service.Pipelines["logs"].Exporters)
+
+	objs = renderObjects(t, "gateway-vendor-values.yaml")
+	cfg.Exporters = nil
+	require.NoError(t, yaml.Unmarshal([]byte(configOf(t, objs)), &cfg))
+	env := envOf(objs)
+	assert.Equal(t, "otlp.vendor.example:443", env["OTELCOL_LLM_UPSTREAM_ENDPOINT"].Value)
+	key := env["OTLP_VENDOR_API_KEY"].ValueFrom
+	require.NotNil(t, key)
+	require.NotNil(t, key.SecretKeyRef)
+	assert.Equal(t, "otlp-vendor", key.SecretKeyRef.Name)
+	assert.Equal(t, "api-key", key.SecretKeyRef.Key)
+	for _, name := range []string{"otlp_grpc/direct", "otlp_grpc/upstream"} {
+		e := cfg.Exporters[name]
+		assert.False(t, e.TLS.Insecure, name)
+		assert.Equal(t, map[string]string{"api-key": "${env:OTLP_VENDOR_API_KEY}"}, e.Headers, name)
+	}
 }
 
 func TestValuesOverrideConfig(t *testing.T) {
