@@ -31,7 +31,7 @@ func benchBatch(offset time.Duration) ptrace.Traces {
 // BenchmarkConsumeTraces measures ingest cost per span (model-call spans).
 func BenchmarkConsumeTraces(b *testing.B) {
 	cfg := createDefaultConfig()
-	st := newState(cfg, time.Now)
+	st := newState(cfg, time.Now, newJoiner(cfg.Join))
 	batches := make([]ptrace.Traces, 16)
 	for i := range batches {
 		batches[i] = benchBatch(time.Duration(i) * 100 * time.Second)
@@ -50,7 +50,7 @@ func BenchmarkConsumeTraces(b *testing.B) {
 func BenchmarkHourLongRunMemory(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		cfg := createDefaultConfig()
-		st := newState(cfg, time.Now)
+		st := newState(cfg, time.Now, newJoiner(cfg.Join))
 		batch := benchBatch(0)
 		spans := batch.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 		var before runtime.MemStats
@@ -82,7 +82,7 @@ func BenchmarkHourLongRunMemory(b *testing.B) {
 func BenchmarkWriteReport(b *testing.B) {
 	cfg := createDefaultConfig()
 	cfg.Directory = b.TempDir()
-	st := newState(cfg, time.Now)
+	st := newState(cfg, time.Now, newJoiner(cfg.Join))
 	for i := 0; i < 36; i++ {
 		st.consumeTraces(benchBatch(time.Duration(i) * 100 * time.Second))
 	}
@@ -100,4 +100,53 @@ func BenchmarkWriteReport(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkJoin100k joins 100,000 requests whose server spans arrive in
+// another order and other batches, 1 % never, and reports the cost per
+// request (both spans consumed) and the peak heap the join holds above the
+// start; the unjoined count must be exact.
+func BenchmarkJoin100k(b *testing.B) {
+	const n = 100_000
+	rs, perm, missing := joinLoad(n)
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		jr := &joinRun{now: t0}
+		cfg := createDefaultConfig()
+		jr.st = newState(cfg, func() time.Time { return jr.now }, newJoiner(cfg.Join))
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		for start := 0; start < n; start += 10_000 {
+			jr.feed(rs[start:start+10_000], localPerm(perm, start, 10_000))
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
+		}
+		ss := jr.report(true)
+		if got := ss.UnjoinedClient[unjoinedTimeout] + ss.UnjoinedClient[unjoinedRunEnd]; ss.Joined != int64(n-missing) || got != int64(missing) {
+			b.Fatalf("joined %d unjoined %d, want %d and %d", ss.Joined, got, n-missing, missing)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/request")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}
+
+// localPerm is perm's window [start, start+n) shifted to 0..n−1, kept
+// inside the window (a server span stays within its 10,000 requests).
+func localPerm(perm []int, start, n int) []int {
+	out := make([]int, 0, n)
+	seen := make([]bool, n)
+	for _, k := range perm[start : start+n] {
+		if k >= start && k < start+n && !seen[k-start] {
+			out = append(out, k-start)
+			seen[k-start] = true
+		}
+	}
+	for k := range seen {
+		if !seen[k] {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -318,6 +318,9 @@ func charts(r *Report) map[string]string {
 		}
 		colors = append(colors, c)
 	}
+	if r.ServerSide != nil {
+		out["server_side"] = stackedChart("server-side", "Where the time went: client and server parts at TTFT and E2E percentiles", r.ServerSide)
+	}
 	out["errors"] = barChart("errors", "Errors by error.type (cancelled in orange)", labels, values, colors)
 	return out
 }

@@ -83,6 +83,9 @@ type Config struct {
 	Shards ShardsConfig `mapstructure:"shards"`
 	// Baseline compares the run with an earlier report.json (baseline.go).
 	Baseline BaselineConfig `mapstructure:"baseline"`
+	// Join matches client spans with the server's spans of the same
+	// request (join.go).
+	Join JoinConfig `mapstructure:"join"`
 }
 
 // BaselineConfig names an earlier report to compare with.
@@ -261,6 +264,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Shards.validate()...)
 	errs = append(errs, c.Baseline.validate()...)
+	errs = append(errs, c.Join.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -59,7 +59,7 @@ func newReportExporter(cfg *Config, set component.TelemetrySettings) (*reportExp
 		return nil, err
 	}
 	e := &reportExporter{cfg: cfg, logger: set.Logger, tel: tel, rd: rd, now: time.Now}
-	e.st = newState(cfg, func() time.Time { return e.now() })
+	e.st = newState(cfg, func() time.Time { return e.now() }, newJoiner(cfg.Join))
 	e.onStop = stopBySignal
 	e.console = os.Stdout
 	return e, nil

@@ -98,5 +98,6 @@ func createDefaultConfig() *Config {
 		},
 		Shards:   defaultShardsConfig(),
 		Baseline: BaselineConfig{Tolerance: 0.1, OnRegression: "fail"},
+		Join:     JoinConfig{Hold: 30 * time.Second, MaxPending: 100_000},
 	}
 }

@@ -173,7 +173,7 @@ func testConfig(t *testing.T) *Config {
 }
 
 // newTestState returns a state on a fixed clock.
-func newTestState(cfg *Config) *state { return newState(cfg, fixedNow) }
+func newTestState(cfg *Config) *state { return newState(cfg, fixedNow, newJoiner(cfg.Join)) }
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()

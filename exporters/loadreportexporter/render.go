@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	texttemplate "text/template"
 
@@ -64,6 +65,10 @@ func templateFuncs(cancelled []string) map[string]any {
 			return out
 		},
 		"cancelledTypes": func() string { return strings.Join(cancelled, "`, `") },
+		"partcells":      partCells,
+		"pctl":           func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
+		"partnames":      func() []string { return partNames[:] },
+		"counts":         countsText,
 	}
 }
 

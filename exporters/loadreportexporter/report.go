@@ -61,6 +61,7 @@ func (s *state) build(final bool) *Report {
 	r.Total = totalRow
 	r.LoadCurve = s.loadCurve()
 	r.Workload = s.workload.report()
+	r.ServerSide = s.serverSideReport(s.jn, final)
 	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
 	s.judgeReport(r)
 	s.applyBaseline(r)

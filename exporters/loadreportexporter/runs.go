@@ -45,7 +45,7 @@ func (e *reportExporter) stateFor(runID string) *state {
 	if e.runs == nil {
 		e.runs = map[string]*state{}
 	}
-	st := newState(e.cfg, e.st.now)
+	st := newState(e.cfg, e.st.now, e.st.jn)
 	st.runID, st.baseline = runID, e.st.baseline
 	st.dir = filepath.Join(e.cfg.Directory, runDir(runID))
 	e.runs[runID] = st
@@ -134,6 +134,9 @@ func (e *reportExporter) states() []*state {
 // own telemetry.
 func (e *reportExporter) takePending() pending {
 	var p pending
+	if e.st.jn != nil {
+		p.joined, p.unjoined = e.st.jn.takeTelemetry()
+	}
 	for _, st := range e.states() {
 		q := st.tel
 		st.tel = pending{}
@@ -197,6 +200,12 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 	e.mu.Lock()
 	var jobs []job
 	var errs []error
+	if jn := e.st.jn; jn.enabled() {
+		jn.expire(e.now())
+		if final {
+			jn.giveUpAll(unjoinedRunEnd)
+		}
+	}
 	for _, st := range e.states() {
 		if err := st.flushCSV(); err != nil {
 			errs = append(errs, err)

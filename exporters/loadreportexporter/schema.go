@@ -32,6 +32,10 @@ type Report struct {
 	// Workload breaks TTFT down by session turn and cacheable share
 	// (workload.go); absent when the spans carry neither.
 	Workload *WorkloadBreakdown `json:"workload,omitempty"`
+	// ServerSide joins each client span with the server's span of the same
+	// request and splits the time into client and server parts
+	// (decompose.go); absent when no server span arrived.
+	ServerSide *ServerSide `json:"server_side,omitempty"`
 	// Baseline compares the total with an earlier report (baseline.go).
 	Baseline   *BaselineComparison `json:"baseline,omitempty"`
 	Histograms Histograms          `json:"histograms"`
@@ -237,4 +241,54 @@ type HistBin struct {
 	Lo    float64 `json:"lo"`
 	Hi    float64 `json:"hi"`
 	Count float64 `json:"count"`
+}
+
+// ServerSide is the per-request join of client and server spans: counts,
+// each part's distribution, and the parts of the requests at TTFT and E2E
+// p50/p95/p99 (they add up to that percentile's value).
+type ServerSide struct {
+	ClientSpans   int64   `json:"client_spans"`
+	ServerSpans   int64   `json:"server_spans"`
+	Joined        int64   `json:"joined"`
+	JoinedByTrace int64   `json:"joined_by_trace_only"`
+	JoinedRatio   float64 `json:"joined_ratio"`
+	Decomposed    int64   `json:"decomposed"`
+	// WithoutTTFT are joined requests that either side gives no TTFT for
+	// (failed or not streamed): counted, not decomposed.
+	WithoutTTFT      int64            `json:"joined_without_ttft"`
+	NetworkBelowZero int64            `json:"network_below_zero"`
+	UnjoinedClient   map[string]int64 `json:"unjoined_client"`
+	UnjoinedServer   map[string]int64 `json:"unjoined_server"`
+	WaitingClient    int64            `json:"waiting_client"`
+	WaitingServer    int64            `json:"waiting_server"`
+	HoldS            float64          `json:"hold_s"`
+	ServerTTFT       *Latency         `json:"server_ttft,omitempty"`
+	ServerE2E        *Latency         `json:"server_e2e,omitempty"`
+	Parts            []PartLatency    `json:"parts"`
+	TTFT             []Stack          `json:"ttft_at"`
+	E2E              []Stack          `json:"e2e_at"`
+	Dominant         string           `json:"dominant,omitempty"`
+	Note             string           `json:"note"`
+}
+
+// PartLatency is one part's own distribution over the decomposed requests.
+type PartLatency struct {
+	Part string `json:"part"`
+	Latency
+}
+
+// Stack is the mean parts of the requests at one percentile of a total.
+type Stack struct {
+	Percentile float64     `json:"percentile"`
+	TotalS     float64     `json:"total_s"`
+	Requests   int64       `json:"requests"`
+	Parts      []StackPart `json:"parts"`
+	Dominant   string      `json:"dominant"`
+}
+
+// StackPart is one part of a Stack, in seconds and as a share of its total.
+type StackPart struct {
+	Part  string  `json:"part"`
+	S     float64 `json:"s"`
+	Share float64 `json:"share"`
 }

@@ -54,13 +54,18 @@ type state struct {
 	// trace that names one on any of its spans.
 	inherit map[pcommon.TraceID]string
 
+	// jn is the exporter's join of client and server spans (shared by every
+	// run's state); joinSt this run's side of it (decompose.go).
+	jn     *joiner
+	joinSt *joinState
+
 	// dir is the folder of this state's report; csv its requests.csv rows
 	// (nil when the csv format is off).
 	dir string
 	csv *requestTable
 }
 
-func newState(cfg *Config, now func() time.Time) *state {
+func newState(cfg *Config, now func() time.Time, jn *joiner) *state {
 	spec := sketchSpec{relativeAccuracy: cfg.Limits.RelativeAccuracy, maxBins: cfg.Limits.MaxSketchBins}
 	tspec := spec
 	tspec.maxBins = min(spec.maxBins, 512)
@@ -76,6 +81,7 @@ func newState(cfg *Config, now func() time.Time) *state {
 		gpus:             map[string]*gpuState{},
 		dir:              cfg.Directory,
 		csv:              newRequestTable(cfg),
+		jn:               jn,
 	}
 }
 

@@ -19,6 +19,8 @@ type pending struct {
 	ignored          map[[2]string]int64 // {attribute, reason}
 	csvWritten       int64               // requests.csv rows appended
 	csvDropped       int64               // requests.csv rows lost to a failed write
+	joined           int64               // client/server span pairs joined
+	unjoined         map[[2]string]int64 // {side, reason} of spans that found no partner
 }
 
 func (p *pending) ignoredValue(attr, reason string) {
@@ -36,6 +38,7 @@ type telemetry struct {
 	writes   metric.Int64Counter
 	verdicts metric.Int64Counter
 	csvRows  metric.Int64Counter
+	join     metric.Int64Counter
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -55,6 +58,8 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 			"Reports produced, by overall verdict (PASS, WARN, FAIL, NO_DATA) and whether final."),
 		csvRows: b.Counter("otelcol_load_report_csv_rows", "{row}",
 			"Rows of requests.csv, by outcome (written, or dropped with reason write_error)."),
+		join: b.Counter("otelcol_load_report_join", "{span}",
+			"Client and server spans of the per-request join, by outcome (joined, one per pair; unjoined, by side client or server and reason timeout, evicted or run_end)."),
 	}
 	return t, b.Err()
 }
@@ -79,6 +84,12 @@ func (t *telemetry) flushPending(ctx context.Context, p *pending) {
 	}
 	if p.csvDropped > 0 {
 		t.csvRows.Add(ctx, p.csvDropped, metric.WithAttributes(attribute.String("outcome", "dropped"), attribute.String("reason", "write_error")))
+	}
+	if p.joined > 0 {
+		t.join.Add(ctx, p.joined, metric.WithAttributes(attribute.String("outcome", "joined")))
+	}
+	for k, n := range p.unjoined {
+		t.join.Add(ctx, n, metric.WithAttributes(attribute.String("outcome", "unjoined"), attribute.String("side", k[0]), attribute.String("reason", k[1])))
 	}
 	for k, n := range p.ignored {
 		t.ignored.Add(ctx, n, metric.WithAttributes(attribute.String("attribute", k[0]), attribute.String("reason", k[1])))

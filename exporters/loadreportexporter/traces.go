@@ -215,6 +215,9 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	}
 	s.spansSeen++
 	notRequest, ttftOutside := s.readFacts(sp)
+	if notRequest == spanServer && s.jn.enabled() && !sp.TraceID().IsEmpty() {
+		s.jn.addServer(sp.TraceID(), s.readServer(sp), s.now())
+	}
 	if notRequest != "" {
 		return notRequest
 	}
@@ -231,6 +234,9 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 		s.countFailure(g, endPt)
 	} else {
 		s.countSuccess(g, sp, start, dur, ttftOutside, endPt)
+	}
+	if sp.Kind() == ptrace.SpanKindClient && s.jn.enabled() && !sp.TraceID().IsEmpty() {
+		s.jn.addClient(sp.TraceID(), s.readClient(sp), s.now())
 	}
 	if overflow {
 		return spanGroupOverflow
@@ -250,12 +256,12 @@ func (s *state) readFacts(sp ptrace.Span) (string, bool) {
 		}
 	})
 	switch {
+	case isServerInference(sp, f.Operation):
+		return spanServer, ttftOutside
 	case f.Operation == "":
 		return spanNotGenAI, ttftOutside
 	case !isModelCall(f.Operation):
 		return spanNotModelCall, ttftOutside
-	case sp.Kind() == ptrace.SpanKindServer:
-		return spanServer, ttftOutside
 	}
 	return "", ttftOutside
 }
