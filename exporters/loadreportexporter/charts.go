@@ -318,6 +318,9 @@ func charts(r *Report) map[string]string {
 		}
 		colors = append(colors, c)
 	}
+	if sv := r.Server; sv != nil && len(sv.Timeline) > 0 {
+		out["server_gauges"] = serverGaugeChart(sv)
+	}
 	if r.ServerSide != nil {
 		out["server_side"] = stackedChart("server-side", "Where the time went: client and server parts at TTFT and E2E percentiles", r.ServerSide)
 	}

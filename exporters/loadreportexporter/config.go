@@ -86,6 +86,9 @@ type Config struct {
 	// Join matches client spans with the server's spans of the same
 	// request (join.go).
 	Join JoinConfig `mapstructure:"join"`
+	// Saturation sets when the report warns that the target ran out of
+	// capacity (saturation.go).
+	Saturation SaturationConfig `mapstructure:"saturation"`
 }
 
 // BaselineConfig names an earlier report to compare with.
@@ -265,6 +268,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Shards.validate()...)
 	errs = append(errs, c.Baseline.validate()...)
 	errs = append(errs, c.Join.validate()...)
+	errs = append(errs, c.Saturation.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -99,5 +99,7 @@ func createDefaultConfig() *Config {
 		Shards:   defaultShardsConfig(),
 		Baseline: BaselineConfig{Tolerance: 0.1, OnRegression: "fail"},
 		Join:     JoinConfig{Hold: 30 * time.Second, MaxPending: 100_000},
+		Saturation: SaturationConfig{KVCacheUsage: 0.95, Sustained: 10 * time.Second, Confidence: 0.95,
+			GPUMemoryGrowth: 0},
 	}
 }

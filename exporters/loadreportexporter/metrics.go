@@ -184,7 +184,7 @@ func countPoints(m pmetric.Metric) int64 {
 }
 
 func (s *state) consumeMetric(m pmetric.Metric, res pcommon.Map, out map[string]int64) {
-	if s.consumeScheduleMetric(m, res, out) {
+	if s.consumeScheduleMetric(m, res, out) || s.consumeServerMetric(m, out) {
 		return
 	}
 	role, ok := metricRoles[m.Name()]

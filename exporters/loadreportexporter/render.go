@@ -69,6 +69,7 @@ func templateFuncs(cancelled []string) map[string]any {
 		"pctl":           func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
 		"partnames":      func() []string { return partNames[:] },
 		"counts":         countsText,
+		"amounts":        amountsText,
 	}
 }
 

@@ -36,6 +36,12 @@ type Report struct {
 	// request and splits the time into client and server parts
 	// (decompose.go); absent when no server span arrived.
 	ServerSide *ServerSide `json:"server_side,omitempty"`
+	// Server is what the inference server's own /metrics showed during the
+	// run (servermetrics.go); absent without them.
+	Server *ServerMetrics `json:"server,omitempty"`
+	// Saturation lists signs that the target ran out of capacity
+	// (saturation.go), earliest first.
+	Saturation []SaturationWarning `json:"saturation,omitempty"`
 	// Baseline compares the total with an earlier report (baseline.go).
 	Baseline   *BaselineComparison `json:"baseline,omitempty"`
 	Histograms Histograms          `json:"histograms"`
@@ -291,4 +297,61 @@ type StackPart struct {
 	Part  string  `json:"part"`
 	S     float64 `json:"s"`
 	Share float64 `json:"share"`
+}
+
+// ServerMetrics is the inference server's metrics over the run: gauges
+// summarized and over time, counters and histograms as their increase from
+// the first scrape to the last.
+type ServerMetrics struct {
+	Server string `json:"server"`
+	// Names are the metric names read, by role.
+	Names    map[string]string  `json:"names"`
+	Gauges   []GaugeSummary     `json:"gauges"`
+	Counters map[string]float64 `json:"counters"`
+	// PrefixCacheHitRate is prefix_hits / prefix_queries over the run.
+	PrefixCacheHitRate *float64          `json:"prefix_cache_hit_rate,omitempty"`
+	Histograms         []ServerHistogram `json:"histograms"`
+	Timeline           []ServerPoint     `json:"timeline"`
+}
+
+// GaugeSummary is one gauge over the run; the slope (per second) with its
+// confidence half-width.
+type GaugeSummary struct {
+	Role        string   `json:"role"`
+	Samples     int64    `json:"samples"`
+	Mean        float64  `json:"mean"`
+	Max         float64  `json:"max"`
+	Last        float64  `json:"last"`
+	SlopePerS   *float64 `json:"slope_per_s,omitempty"`
+	SlopeMargin *float64 `json:"slope_margin,omitempty"`
+}
+
+// ServerHistogram is a server latency histogram's increase over the run in
+// seconds, next to the client's measure of the same quantity.
+type ServerHistogram struct {
+	Role   string   `json:"role"`
+	Name   string   `json:"name"`
+	Count  float64  `json:"count"`
+	Mean   float64  `json:"mean"`
+	P50    float64  `json:"p50"`
+	P95    float64  `json:"p95"`
+	P99    float64  `json:"p99"`
+	Client *Latency `json:"client,omitempty"`
+}
+
+// ServerPoint is one scrape of the gauges, seconds from the run's first
+// request.
+type ServerPoint struct {
+	OffsetS      float64  `json:"offset_s"`
+	KVCacheUsage *float64 `json:"kv_cache_usage,omitempty"`
+	Running      *float64 `json:"running,omitempty"`
+	Waiting      *float64 `json:"waiting,omitempty"`
+}
+
+// SaturationWarning is one sign of saturation: its kind, when it started
+// (seconds from the run's first request) and what it was.
+type SaturationWarning struct {
+	Kind       string   `json:"kind"`
+	StartedAtS *float64 `json:"started_at_s,omitempty"`
+	Message    string   `json:"message"`
 }

@@ -58,6 +58,8 @@ type state struct {
 	// run's state); joinSt this run's side of it (decompose.go).
 	jn     *joiner
 	joinSt *joinState
+	// server is what the inference server's /metrics said (servermetrics.go).
+	server *serverState
 
 	// dir is the folder of this state's report; csv its requests.csv rows
 	// (nil when the csv format is off).
