@@ -58,6 +58,7 @@ func run(args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.MaxRunning, "max-running", cfg.MaxRunning, "completion requests served at once; later ones queue, and the wait is part of their TTFT (0: unlimited)")
 	fs.IntVar(&cfg.MaxQueue, "max-queue", cfg.MaxQueue, "requests that may wait for a slot; beyond it a 503 at once (0: unlimited)")
 	fs.Float64Var(&cfg.BatchSlowdown, "batch-slowdown", cfg.BatchSlowdown, "each gap is multiplied by 1 + this × running/max-running (needs -max-running)")
+	fs.IntVar(&cfg.KVCacheTokens, "kv-cache-tokens", cfg.KVCacheTokens, "KV cache in tokens: a prompt waits until it fits, and when a new token does not, the newest request is preempted and recomputed (0: unlimited)")
 	faults := fs.String("faults", "", "fault probabilities, kind=p[,kind=p]; kinds: "+strings.Join(mockllm.Faults, ", "))
 	fs.DurationVar(&cfg.RetryAfter, "retry-after", cfg.RetryAfter, "Retry-After of rate_limit responses")
 	fs.DurationVar(&cfg.StallDuration, "stall", cfg.StallDuration, "pause of a stalled stream")

@@ -42,10 +42,12 @@ type Config struct {
 	// EmbeddingDimensions and EmbeddingLatency shape embeddings responses.
 	EmbeddingDimensions int           `mapstructure:"embedding_dimensions"`
 	EmbeddingLatency    time.Duration `mapstructure:"embedding_latency"`
-	// MaxRunning, MaxQueue and BatchSlowdown are the capacity model.
+	// MaxRunning, MaxQueue, BatchSlowdown and KVCacheTokens are the
+	// capacity model.
 	MaxRunning    int     `mapstructure:"max_running"`
 	MaxQueue      int     `mapstructure:"max_queue"`
 	BatchSlowdown float64 `mapstructure:"batch_slowdown"`
+	KVCacheTokens int     `mapstructure:"kv_cache_tokens"`
 	// Faults is the probability of each fault kind per request.
 	Faults map[string]float64 `mapstructure:"faults"`
 	// RetryAfter, StallDuration and SlowHeaders parameterize the faults.
@@ -96,7 +98,7 @@ func (c *Config) mockllm() mockllm.Config {
 		PrefixCacheBlockTokens: c.PrefixCacheBlockTokens, PrefixCacheBlocks: c.PrefixCacheBlocks,
 		OutputTokens: c.OutputTokens, OutputJitter: c.OutputJitter, TokensPerChunk: c.TokensPerChunk,
 		EmbeddingDimensions: c.EmbeddingDimensions, EmbeddingLatency: c.EmbeddingLatency,
-		MaxRunning: c.MaxRunning, MaxQueue: c.MaxQueue, BatchSlowdown: c.BatchSlowdown,
+		MaxRunning: c.MaxRunning, MaxQueue: c.MaxQueue, BatchSlowdown: c.BatchSlowdown, KVCacheTokens: c.KVCacheTokens,
 		FaultRates: c.Faults, RetryAfter: c.RetryAfter, StallDuration: c.StallDuration, SlowHeaders: c.SlowHeaders,
 		Seed: c.Seed, HistorySize: c.HistorySize, RecordTokenTimes: c.RecordTokenTimes,
 	}

@@ -122,6 +122,11 @@ func (s *Server) finishCompletion(e *entry, rec *Record, span trace.Span) {
 	span.SetAttributes(attribute.Int("http.response.status_code", rec.Status),
 		attribute.Int("gen_ai.usage.output_tokens", rec.SentTokens),
 		attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens))
+	if rec.Status == http.StatusOK {
+		t := timesOf(rec)
+		setServerTimes(span, rec, t)
+		s.metrics.observe(rec.Model, rec, t)
+	}
 	span.End()
 	s.hist.finish(e, rec)
 }
@@ -203,20 +208,20 @@ func (s *Server) serveCompletion(ctx context.Context, w http.ResponseWriter, r *
 	if s.tooLong(w, q, fault, rec, span) || s.refuse(w, fault, rec, span) {
 		return
 	}
-	release, ok := s.admit(w, r, rec, span)
+	sl, ok := s.admit(w, r, rec, span)
 	if !ok {
 		return
 	}
-	defer release()
+	defer sl.release()
 	if fault == FaultSlowHeaders && !sleepUntil(r.Context(), time.Now().Add(s.cfg.SlowHeaders)) {
 		rec.ClientGone = true
 		return
 	}
 	if q.Stream {
-		s.stream(ctx, w, ep, q, p, fault, rng, rec, span)
+		s.stream(ctx, w, ep, q, p, fault, rng, sl, rec, span)
 		return
 	}
-	s.unary(w, r, ep, q, p, rng, rec, span)
+	s.unary(w, r, ep, q, p, rng, sl, rec, span)
 }
 
 // tooLong answers the requests whose prompt and maximum output exceed the
@@ -331,21 +336,19 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 }
 
 // unary answers a non-streaming request after the whole generation time.
-func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *completionRequest, p plan, rng *rand.Rand, rec *Record, span trace.Span) {
-	// The whole answer is planned when the first token is due, with the
-	// batch slowdown of that moment.
-	end := rec.Received.Add(rec.QueueWait + p.ttft)
-	if !sleepUntil(r.Context(), end) {
-		rec.ClientGone = true
-		return
-	}
-	f := s.eng.slowdown(s.cfg.BatchSlowdown)
-	for i := 1; i < p.tokens; i++ {
-		end = end.Add(slowed(jitter(rng, p.itl, p.jitter), f))
-	}
-	if !sleepUntil(r.Context(), end) {
-		rec.ClientGone = true
-		return
+func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *completionRequest, p plan, rng *rand.Rand, sl *slot, rec *Record, span trace.Span) {
+	// The answer is generated token by token as a stream would be: each
+	// gap batch-slowed as it starts, each token taking its KV cache.
+	due := rec.Received.Add(rec.QueueWait + p.ttft)
+	for i := 0; i < p.tokens; i++ {
+		if i > 0 {
+			due = due.Add(slowed(jitter(rng, p.itl, p.jitter), s.eng.slowdown(s.cfg.BatchSlowdown)))
+		}
+		var ok bool
+		if due, ok = s.tokensDue(r.Context(), sl, 1, due, rec, span); !ok {
+			rec.ClientGone = true
+			return
+		}
 	}
 	text := make([]byte, 0, p.tokens*7)
 	text = appendWords(text, p.wordOffset, p.tokens)
@@ -361,6 +364,7 @@ func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *c
 	rec.Status, rec.SentTokens, rec.FinishReason = http.StatusOK, p.tokens, p.finish
 	s.noteAnswer(rec, p)
 	rec.FirstContentAt = time.Now()
+	rec.LastContentAt = rec.FirstContentAt
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": rec.ID, "object": object, "created": s.created, "model": q.Model,
 		"choices": []any{choice}, "usage": usage,

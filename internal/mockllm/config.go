@@ -87,6 +87,14 @@ type Config struct {
 	// the requests holding a slot when the gap starts. It only applies with
 	// MaxRunning > 0.
 	BatchSlowdown float64
+	// KVCacheTokens is the engine's KV cache in tokens; 0 is unlimited. A
+	// request is admitted only when its prompt fits in the free cache, and
+	// each token it generates takes one more; when a token does not fit,
+	// the newest running request is preempted (vLLM's recompute
+	// preemption): its cache is freed, it waits at the front of the queue,
+	// and once admitted again it spends TTFT + PrefillPerToken per token
+	// held recomputing before it streams on. It must hold the context window.
+	KVCacheTokens int
 
 	// FaultRates is the probability of each fault kind per request (the sum
 	// is at most 1); a request's X-Mock-Fault header takes precedence.
@@ -200,6 +208,9 @@ func (c *Config) validateCapacity() []error {
 	}
 	if c.MaxQueue < 0 {
 		errs = append(errs, fmt.Errorf("max_queue: must be >= 0 (0: unlimited), got %d", c.MaxQueue))
+	}
+	if c.KVCacheTokens < 0 || (c.KVCacheTokens > 0 && c.KVCacheTokens < c.ContextWindow) {
+		errs = append(errs, fmt.Errorf("kv_cache_tokens: must be 0 (unlimited) or at least the context window (%d tokens), got %d", c.ContextWindow, c.KVCacheTokens))
 	}
 	if math.IsNaN(c.BatchSlowdown) || math.IsInf(c.BatchSlowdown, 0) || c.BatchSlowdown < 0 {
 		errs = append(errs, fmt.Errorf("batch_slowdown: must be a finite number >= 0, got %v", c.BatchSlowdown))

@@ -3,7 +3,10 @@
 // and completions, streamed as server-sent events or not, embeddings and the
 // model list), applies a per-request latency model and an optional capacity
 // model (a bounded number of requests served at once, a FIFO waiting queue
-// whose wait is part of the TTFT, decode slowing as the batch fills),
+// whose wait is part of the TTFT, decode slowing as the batch fills, a KV
+// cache whose exhaustion preempts and recomputes requests as vLLM does),
+// shows its own state under vLLM's /metrics names and request-span
+// attributes,
 // injects faults by configuration or per request, and records the ground
 // truth of every request (planned and actual timings, the queue wait, the
 // W3C trace context it received) so that a client's measurements can be

@@ -41,10 +41,18 @@ type Record struct {
 	// QueueFull is set when the request was refused with a 503 because
 	// Config.MaxQueue requests were already waiting.
 	QueueFull bool
-	HeadersAt time.Time // response headers flushed
+	// Preemptions is how often the engine preempted the request to free KV
+	// cache (Config.KVCacheTokens); PreemptedFor the time it waited to be
+	// admitted again, Recompute the time spent recomputing its tokens.
+	Preemptions  int
+	PreemptedFor time.Duration
+	Recompute    time.Duration
+	HeadersAt    time.Time // response headers flushed
 	// FirstContentAt is when the first chunk with content was handed to the
 	// connection (just before its write and flush).
 	FirstContentAt time.Time
+	// LastContentAt is the same for the last content chunk.
+	LastContentAt time.Time
 	// ChunkTimes are the flush times of every content chunk (when
 	// Config.RecordTokenTimes is set).
 	ChunkTimes []time.Time

@@ -44,6 +44,10 @@ type Stats struct {
 	// and prefix_cache_hits); 0 with the cache off.
 	PrefixCacheQueries int64 `json:"prefix_cache_queries"`
 	PrefixCacheHits    int64 `json:"prefix_cache_hits"`
+	// Preemptions counts requests preempted to free KV cache, and
+	// KVCacheTokens is the KV cache in use now (Config.KVCacheTokens).
+	Preemptions   int64 `json:"preemptions"`
+	KVCacheTokens int64 `json:"kv_cache_tokens"`
 }
 
 // Server is the mock. Its zero value is not usable; call New.
@@ -63,6 +67,7 @@ type Server struct {
 	historyMismatches                                    atomic.Int64
 	prefix                                               *prefixCache // nil when off
 	prefixQueries, prefixHits                            atomic.Int64
+	metrics                                              *serverMetrics
 
 	mux *http.ServeMux
 
@@ -87,7 +92,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, hist: newHistory(cfg.HistorySize), seed: cfg.Seed, created: time.Now().Unix(),
-		eng: newEngine(cfg.MaxRunning, cfg.MaxQueue), faultsByKind: map[string]*atomic.Int64{}, sessions: newSessionBook(),
+		eng: newKVEngine(cfg.MaxRunning, cfg.MaxQueue, cfg.KVCacheTokens), faultsByKind: map[string]*atomic.Int64{}, sessions: newSessionBook(),
 		prefix: newPrefixCache(cfg.PrefixCacheBlockTokens, cfg.PrefixCacheBlocks)}
 	for _, f := range Faults {
 		s.faultsByKind[f] = new(atomic.Int64)
@@ -99,6 +104,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	s.metrics = newServerMetrics(s)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleCompletion(endpointChat))
 	mux.HandleFunc("POST /v1/completions", s.handleCompletion(endpointText))
@@ -106,6 +112,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /mock/requests/{id}", s.handleRecord)
 	mux.HandleFunc("GET /mock/stats", s.handleStats)
+	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux = mux
 	return s, nil
@@ -199,6 +206,7 @@ func (s *Server) Stats() Stats {
 		Running: s.eng.running.Load(), Queued: s.eng.queued.Load(), MaxQueued: s.eng.maxQueued.Load(),
 		Rejected: s.eng.rejected.Load(), HistoryMismatches: s.historyMismatches.Load(),
 		PrefixCacheQueries: s.prefixQueries.Load(), PrefixCacheHits: s.prefixHits.Load(),
+		Preemptions: s.eng.preemptions.Load(), KVCacheTokens: s.eng.kvTokens.Load(),
 	}
 }
 

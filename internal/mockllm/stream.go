@@ -88,12 +88,12 @@ func (c *chunkWriter) flush() error {
 }
 
 // stream sends a streamed completion following the plan.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint, q *completionRequest, p plan, fault string, rng *rand.Rand, rec *Record, span trace.Span) {
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, ep endpoint, q *completionRequest, p plan, fault string, rng *rand.Rand, sl *slot, rec *Record, span trace.Span) {
 	s.countActive()
 	defer s.active.Add(-1)
 
 	cw, ok := s.openStream(w, ep, q, rec)
-	if !ok || !s.streamTokens(ctx, cw, p, fault, rng, rec, span) {
+	if !ok || !s.streamTokens(ctx, cw, p, fault, rng, sl, rec, span) {
 		return
 	}
 	s.noteAnswer(rec, p)
@@ -148,13 +148,14 @@ func (c *chunkWriter) send(rec *Record) bool {
 
 // streamTokens sends the content chunks, each when it is due, and the
 // mid-stream fault; false when the stream ended before its last token.
-func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, fault string, rng *rand.Rand, rec *Record, span trace.Span) bool {
+func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, fault string, rng *rand.Rand, sl *slot, rec *Record, span trace.Span) bool {
 	if s.cfg.RecordTokenTimes {
 		rec.ChunkTimes = make([]time.Time, 0, (p.tokens+s.cfg.TokensPerChunk-1)/s.cfg.TokensPerChunk)
 	}
 	due := rec.Received.Add(rec.QueueWait + p.ttft)
 	text := make([]byte, 0, 16*s.cfg.TokensPerChunk)
 	chunks := 0
+	itl := s.metrics.itl.WithLabelValues(rec.Model)
 	for sent := 0; sent < p.tokens; {
 		if chunks == p.faultAfter {
 			var ok bool
@@ -162,11 +163,12 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 				return false
 			}
 		}
-		if !sleepUntil(ctx, due) {
+		n := min(s.cfg.TokensPerChunk, p.tokens-sent)
+		var ok bool
+		if due, ok = s.tokensDue(ctx, sl, n, due, rec, span); !ok {
 			rec.ClientGone = true
 			return false
 		}
-		n := min(s.cfg.TokensPerChunk, p.tokens-sent)
 		text = appendWords(text[:0], p.wordOffset+sent, n)
 		// The chunk's time is taken as it is handed to the connection: a
 		// client cannot see it earlier, however late this goroutine runs
@@ -175,6 +177,9 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 		cw.choice("", string(text), "")
 		if !cw.send(rec) {
 			return false
+		}
+		if chunks > 0 {
+			itl.Observe(now.Sub(rec.LastContentAt).Seconds())
 		}
 		rec.noteContent(chunks == 0, now)
 		chunks++
@@ -185,11 +190,56 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 	return true
 }
 
+// tokensDue waits until the next n tokens are due and the request holds
+// their KV cache, and returns when that was; false when the client went
+// away first. A request preempted while it waited recomputes and waits again.
+func (s *Server) tokensDue(ctx context.Context, sl *slot, n int, due time.Time, rec *Record, span trace.Span) (time.Time, bool) {
+	for {
+		var ok bool
+		if due, ok = s.holdKV(ctx, sl, n, due, rec, span); !ok || !sleepUntil(ctx, due) {
+			return due, false
+		}
+		if sl.running() {
+			return due, true
+		}
+	}
+}
+
+// holdKV takes the KV cache for the next n tokens, due at due. When the
+// request is preempted instead, it waits to be admitted again and returns
+// the new due time, after the recompute of every token it held; false when
+// the client went away meanwhile.
+func (s *Server) holdKV(ctx context.Context, sl *slot, n int, due time.Time, rec *Record, span trace.Span) (time.Time, bool) {
+	for !sl.grow(n) {
+		start := time.Now()
+		tokens, ok := sl.resume(ctx)
+		if !ok {
+			return due, false
+		}
+		rec.Preemptions++
+		rec.PreemptedFor += time.Since(start)
+		recompute := s.cfg.TTFT + time.Duration(tokens)*s.cfg.PrefillPerToken
+		rec.Recompute += recompute
+		span.AddEvent("preempted", trace.WithAttributes(attribute.Int("mockllm.recomputed_tokens", tokens),
+			attribute.Float64("mockllm.waited_s", time.Since(start).Seconds())))
+		due = later(due, time.Now().Add(recompute))
+	}
+	return due, true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // noteContent records when a content chunk was handed to the connection.
 func (r *Record) noteContent(first bool, at time.Time) {
 	if first {
 		r.FirstContentAt = at
 	}
+	r.LastContentAt = at
 	if r.ChunkTimes != nil {
 		r.ChunkTimes = append(r.ChunkTimes, at)
 	}
