@@ -312,6 +312,11 @@ type ServerMetrics struct {
 	PrefixCacheHitRate *float64          `json:"prefix_cache_hit_rate,omitempty"`
 	Histograms         []ServerHistogram `json:"histograms"`
 	Timeline           []ServerPoint     `json:"timeline"`
+	// FirstScrapeS and LastScrapeS are the first and the latest scrape, in
+	// seconds from the run's first request (0 when before it). Counters
+	// and histograms are the increase between them.
+	FirstScrapeS *float64 `json:"first_scrape_s,omitempty"`
+	LastScrapeS  *float64 `json:"last_scrape_s,omitempty"`
 }
 
 // GaugeSummary is one gauge over the run; the slope (per second) with its

@@ -155,6 +155,20 @@ type serverState struct {
 	counters map[string]map[string]*counterSeries // role → series id →
 	hists    map[string]map[string]*histSeries
 	limit    int // points per gauge series
+	// first and last are the times of the first and the latest scrape
+	// (unix ns): counters and histograms count between them.
+	first, last int64
+}
+
+// saw notes a scrape at t.
+func (ss *serverState) saw(t int64) {
+	if t <= 0 {
+		return
+	}
+	if ss.first == 0 || t < ss.first {
+		ss.first = t
+	}
+	ss.last = max(ss.last, t)
 }
 
 func newServerState(maxPoints int) *serverState {
@@ -243,6 +257,9 @@ func (s *state) consumeServerMetric(m pmetric.Metric, out map[string]int64) bool
 		delete(ss.counters, def.role)
 		delete(ss.hists, def.role)
 	}
+	for _, t := range pointTimes(m) {
+		ss.saw(t)
+	}
 	var outcome string
 	switch {
 	case def.kind == srvGauge && (m.Type() == pmetric.MetricTypeGauge || m.Type() == pmetric.MetricTypeSum):
@@ -265,6 +282,31 @@ func (s *state) serverState() *serverState {
 		s.server = newServerState(s.cfg.Limits.MaxTimelinePoints)
 	}
 	return s.server
+}
+
+// pointTimes is the first and last timestamp of m's points (one scrape
+// gives them all the same).
+func pointTimes(m pmetric.Metric) [2]int64 {
+	var first, last pcommon.Timestamp
+	note := func(t pcommon.Timestamp) {
+		if first == 0 {
+			first = t
+		}
+		last = t
+	}
+	switch m.Type() {
+	case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
+		dps := numberPoints(m)
+		for i := 0; i < dps.Len(); i++ {
+			note(dps.At(i).Timestamp())
+		}
+	case pmetric.MetricTypeHistogram:
+		dps := m.Histogram().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			note(dps.At(i).Timestamp())
+		}
+	}
+	return [2]int64{int64(first), int64(last)}
 }
 
 func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {

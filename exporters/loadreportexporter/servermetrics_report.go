@@ -17,8 +17,9 @@ func (s *state) serverMetricsReport(r *Report, origin int64) *ServerMetrics {
 	}
 	out := &ServerMetrics{Server: ss.server, Names: ss.names, Counters: map[string]float64{}}
 	if origin == 0 {
-		origin = ss.firstSample()
+		origin = ss.first
 	}
+	out.FirstScrapeS, out.LastScrapeS = offsetS(ss.first, origin), offsetS(ss.last, origin)
 	for _, role := range serverGaugeRoles {
 		if g := ss.gauges[role]; g != nil && len(g.pts) > 0 {
 			out.Gauges = append(out.Gauges, g.summary(role, s.cfg.Saturation.Confidence))
@@ -44,16 +45,6 @@ func (s *state) serverMetricsReport(r *Report, origin int64) *ServerMetrics {
 	}
 	out.Timeline = ss.timeline(origin)
 	return out
-}
-
-func (ss *serverState) firstSample() int64 {
-	var t int64
-	for _, g := range ss.gauges {
-		if len(g.pts) > 0 && (t == 0 || g.pts[0].t < t) {
-			t = g.pts[0].t
-		}
-	}
-	return t
 }
 
 func (g *gaugeSeries) summary(role string, confidence float64) GaugeSummary {

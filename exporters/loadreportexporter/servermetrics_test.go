@@ -287,7 +287,13 @@ func TestGoldenServerSide(t *testing.T) {
 	jr.st.jn.giveUpAll(unjoinedRunEnd)
 	rd, err := newRenderer(nil)
 	require.NoError(t, err)
-	md, err := rd.render(FormatMarkdown, jr.st.build(true))
+	r := jr.st.build(true)
+	md, err := rd.render(FormatMarkdown, r)
 	require.NoError(t, err)
 	golden(t, "server.md", md)
+	page, err := rd.render(FormatHTML, r)
+	require.NoError(t, err)
+	for _, id := range []string{`id="server-side"`, `id="server-gauges"`, `id="server-histograms"`, "first scrape (0 s into the run) to the last (195 s)"} {
+		assert.Contains(t, string(page), id)
+	}
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ func runLiveLoadTest(t *testing.T, faults map[string]float64) (loadReport, int) 
 
 	dir := t.TempDir()
 	t.Setenv("OTELCOL_LLM_TARGET_URL", mock.URL()+"/v1")
+	t.Setenv("OTELCOL_LLM_TARGET_METRICS", strings.TrimPrefix(mock.URL(), "http://"))
 	t.Setenv("OTELCOL_LLM_LOADGEN_REQUESTS", "120")
 	t.Setenv("OTELCOL_LLM_LOADGEN_RATE", "40")
 	t.Setenv("OTELCOL_LLM_REPORT_DIR", dir)
