@@ -62,8 +62,12 @@ func (s *state) build(final bool) *Report {
 	r.LoadCurve = s.loadCurve()
 	r.Workload = s.workload.report()
 	r.ServerSide = s.serverSideReport(s.jn, final)
-	r.Server = s.serverMetricsReport(r, total.first)
-	r.Saturation = s.saturationWarnings(r, total.first)
+	origin := total.first
+	if origin == math.MaxInt64 {
+		origin = 0 // no request yet
+	}
+	r.Server = s.serverMetricsReport(r, origin)
+	r.Saturation = s.saturationWarnings(r, origin)
 	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}
 	s.judgeReport(r)
 	s.applyBaseline(r)

@@ -1,6 +1,7 @@
 package loadreportexporter
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -260,6 +261,12 @@ func TestServerMetricsFromRealScrapes(t *testing.T) {
 				}
 			}
 			assert.ElementsMatch(t, want.roles, got)
+			// What the report makes of the page: names by role, values.
+			sm := st.build(true).Server
+			require.NotNil(t, sm)
+			js, err := json.MarshalIndent(sm, "", "  ")
+			require.NoError(t, err)
+			golden(t, filepath.Join("servermetrics", strings.TrimSuffix(filepath.Base(f), ".prom")+".json"), append(js, '\n'))
 		})
 	}
 }

@@ -138,6 +138,14 @@ func checkJoinAndServer(t *testing.T, r *loadreportexporter.Report, requests int
 	assert.GreaterOrEqual(t, float64(sv.Joined), 0.99*float64(requests), "joined %d of %d; unjoined client %v, server %v", sv.Joined, requests, sv.UnjoinedClient, sv.UnjoinedServer)
 	assert.GreaterOrEqual(t, sv.Decomposed, sv.Joined-sv.WithoutTTFT)
 	require.NotEmpty(t, sv.TTFT)
+	// Client TTFT − server TTFT, less the client's queue and connection
+	// setup, is the loopback and the two processes' reading and writing.
+	for _, p := range sv.Parts {
+		if p.Part == "network" {
+			t.Logf("network part: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms", p.P50*1e3, p.P95*1e3, p.P99*1e3)
+			assert.Less(t, p.P50, 0.005, "client and server TTFT differ by the loopback's few milliseconds")
+		}
+	}
 	sm := r.Server
 	require.NotNil(t, sm, "the scrape of the mock's /metrics reached the report")
 	assert.Equal(t, "vllm", sm.Server)
