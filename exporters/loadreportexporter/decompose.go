@@ -96,7 +96,10 @@ func (js *joinState) add(c *clientSide, sv *serverSide) {
 	if !math.IsNaN(sv.prefill) && sv.prefill >= 0 && sv.prefill <= p[partPrefill] {
 		p[partPrefill] = sv.prefill
 	}
-	p[partServerOther] = sv.ttft - p[partServerQueue] - p[partPrefill]
+	// Below a nanosecond the difference is the float sum's rounding.
+	if p[partServerOther] = sv.ttft - p[partServerQueue] - p[partPrefill]; p[partServerOther] < 1e-9 {
+		p[partServerOther] = 0
+	}
 	p[partNetwork] = c.ttft - p[partClientQueue] - p[partConnection] - sv.ttft
 	if p[partNetwork] < 0 {
 		js.negativeNet++
