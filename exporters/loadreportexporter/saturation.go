@@ -6,9 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
+	"github.com/otelcol-llm/otelcol-llm/internal/servermetrics"
 )
 
 // Saturation warnings: signs in the server's metrics and the client's
@@ -54,49 +53,6 @@ const (
 	warnOverSaturated  = "over_saturation"
 	warnGPUMemoryGrows = "gpu_memory_growth"
 )
-
-// slopeFit is a least-squares line y = a + b·x with the half-width of b's
-// two-sided confidence interval (Student's t, n−2 degrees of freedom).
-type slopeFit struct {
-	slope, margin float64
-	n             int
-}
-
-func fitSlope(xs, ys []float64, confidence float64) (slopeFit, bool) {
-	n := len(xs)
-	if n < 4 {
-		return slopeFit{}, false
-	}
-	var sx, sy float64
-	for i := range xs {
-		sx += xs[i]
-		sy += ys[i]
-	}
-	mx, my := sx/float64(n), sy/float64(n)
-	var sxx, sxy float64
-	for i := range xs {
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-		sxy += (xs[i] - mx) * (ys[i] - my)
-	}
-	if sxx == 0 {
-		return slopeFit{}, false
-	}
-	b := sxy / sxx
-	var sse float64
-	for i := range xs {
-		r := ys[i] - (my + b*(xs[i]-mx))
-		sse += r * r
-	}
-	se := math.Sqrt(sse / float64(n-2) / sxx)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(1 - (1-confidence)/2)
-	return slopeFit{slope: b, margin: t * se, n: n}, true
-}
-
-// rising reports whether the fit's slope is above zero beyond its margin
-// and the line rises by at least minRise over span.
-func (f slopeFit) rising(span, minRise float64) bool {
-	return f.slope-f.margin > 0 && f.slope*span >= minRise
-}
 
 // saturationWarnings looks for saturation in the server's metrics and the
 // client's timeline; origin is the run's first request (unix ns).
@@ -216,14 +172,14 @@ func (ss *serverState) queueWarning(r *Report, cfg SaturationConfig, origin int6
 			firstNonZero = p.t
 		}
 	}
-	f, ok := fitSlope(xs, ys, cfg.Confidence)
-	if !ok || !f.rising(xs[len(xs)-1], 1) {
+	f, ok := servermetrics.FitSlope(xs, ys, cfg.Confidence)
+	if !ok || !f.Rising(xs[len(xs)-1], 1) {
 		return nil
 	}
 	at := offsetS(firstNonZero, origin)
 	return []SaturationWarning{{Kind: warnQueueGrowing, StartedAtS: at,
 		Message: fmt.Sprintf("the server's waiting queue grew by %s requests/s (±%s at %s confidence), to %s at the end%s",
-			humanfmt.Sig(f.slope), humanfmt.Sig(f.margin), humanfmt.Percent(cfg.Confidence), humanfmt.Sig(g.pts[len(g.pts)-1].v), clientAt(r, at))}}
+			humanfmt.Sig(f.Slope), humanfmt.Sig(f.Margin), humanfmt.Percent(cfg.Confidence), humanfmt.Sig(g.pts[len(g.pts)-1].v), clientAt(r, at))}}
 }
 
 // overSaturation is the client-side test: concurrency and TTFT (else E2E)
@@ -257,26 +213,26 @@ func overSaturation(r *Report, cfg SaturationConfig) []SaturationWarning {
 	if len(xs) < 6 {
 		return nil
 	}
-	fc, ok1 := fitSlope(xs, conc, cfg.Confidence)
-	fl, ok2 := fitSlope(xs, lat, cfg.Confidence)
+	fc, ok1 := servermetrics.FitSlope(xs, conc, cfg.Confidence)
+	fl, ok2 := servermetrics.FitSlope(xs, lat, cfg.Confidence)
 	if !ok1 || !ok2 {
 		return nil
 	}
 	span := xs[len(xs)-1] - xs[0]
-	if !fc.rising(span, meanOf(conc)/10) || !fl.rising(span, meanOf(lat)/10) {
+	if !fc.Rising(span, meanOf(conc)/10) || !fl.Rising(span, meanOf(lat)/10) {
 		return nil
 	}
 	// It started where concurrency first rose by a tenth of its rise.
 	at := ptr(xs[0])
 	for i, c := range conc {
-		if c-conc[0] > fc.slope*span/10 {
+		if c-conc[0] > fc.Slope*span/10 {
 			at = ptr(xs[i])
 			break
 		}
 	}
 	return []SaturationWarning{{Kind: warnOverSaturated, StartedAtS: at,
 		Message: fmt.Sprintf("over-saturated: concurrency rose %s/s and latency p50 %s/s over the run (both beyond their %s margins); the target completes less than is sent",
-			humanfmt.Sig(fc.slope), humanfmt.Seconds(fl.slope), humanfmt.Percent(cfg.Confidence))}}
+			humanfmt.Sig(fc.Slope), humanfmt.Seconds(fl.Slope), humanfmt.Percent(cfg.Confidence))}}
 }
 
 func meanOf(v []float64) float64 {

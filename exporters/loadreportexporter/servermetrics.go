@@ -1,150 +1,41 @@
 package loadreportexporter // import "github.com/otelcol-llm/otelcol-llm/exporters/loadreportexporter"
 
 import (
-	_ "embed"
-	"fmt"
 	"math"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.yaml.in/yaml/v3"
 
-	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/internal/servermetrics"
 )
 
 // The inference server's own metrics during the run: a scrape of its
 // /metrics (the prometheus receiver) read by the names of
-// servermetrics.yaml, one table per server. Gauges (KV-cache usage,
+// internal/servermetrics' table, one per server. Gauges (KV-cache usage,
 // running and waiting requests) are kept as a bounded series over time;
 // counters and histograms as the increase from the first scrape to the last,
 // per series, so that a server that ran before the test counts only the
 // test.
 
-// Server metric roles.
+// Server metric roles (servermetrics.yaml).
 const (
-	srvKVCache       = "kv_cache_usage"
-	srvRunning       = "running"
-	srvWaiting       = "waiting"
-	srvPrefixHitRate = "prefix_hit_rate"
-	srvPreemptions   = "preemptions"
-	srvPrefixQueries = "prefix_queries"
-	srvPrefixHits    = "prefix_hits"
-	srvPromptTokens  = "prompt_tokens"
-	srvGenTokens     = "generation_tokens"
-	srvTTFT          = "ttft"
-	srvITL           = "itl"
-	srvE2E           = "e2e"
-	srvQueueTime     = "queue_time"
-	srvPrefillTime   = "prefill_time"
-	srvDecodeTime    = "decode_time"
+	srvKVCache       = servermetrics.KVCache
+	srvRunning       = servermetrics.Running
+	srvWaiting       = servermetrics.Waiting
+	srvPrefixHitRate = servermetrics.PrefixHitRate
+	srvPreemptions   = servermetrics.Preemptions
+	srvPrefixQueries = servermetrics.PrefixQueries
+	srvPrefixHits    = servermetrics.PrefixHits
+	srvPromptTokens  = servermetrics.PromptTokens
+	srvGenTokens     = servermetrics.GenTokens
+	srvTTFT          = servermetrics.TTFT
+	srvITL           = servermetrics.ITL
+	srvE2E           = servermetrics.E2E
+	srvQueueTime     = servermetrics.QueueTime
+	srvPrefillTime   = servermetrics.PrefillTime
+	srvDecodeTime    = servermetrics.DecodeTime
 )
-
-type srvKind uint8
-
-const (
-	srvGauge srvKind = iota + 1
-	srvCounter
-	srvHistogram
-)
-
-var serverRoleKinds = map[string]srvKind{
-	srvKVCache: srvGauge, srvRunning: srvGauge, srvWaiting: srvGauge, srvPrefixHitRate: srvGauge,
-	srvPreemptions: srvCounter, srvPrefixQueries: srvCounter, srvPrefixHits: srvCounter, srvPromptTokens: srvCounter, srvGenTokens: srvCounter,
-	srvTTFT: srvHistogram, srvITL: srvHistogram, srvE2E: srvHistogram, srvQueueTime: srvHistogram, srvPrefillTime: srvHistogram, srvDecodeTime: srvHistogram,
-}
-
-// Gauge roles in report order, and the histogram roles.
-var (
-	serverGaugeRoles     = []string{srvKVCache, srvRunning, srvWaiting, srvPrefixHitRate}
-	serverCounterRoles   = []string{srvPreemptions, srvPrefixQueries, srvPrefixHits, srvPromptTokens, srvGenTokens}
-	serverHistogramRoles = []string{srvTTFT, srvITL, srvE2E, srvQueueTime, srvPrefillTime, srvDecodeTime}
-)
-
-//go:embed servermetrics.yaml
-var serverMetricsYAML []byte
-
-type serverTableFile struct {
-	Servers []struct {
-		Name       string                  `yaml:"name"`
-		ModelLabel string                  `yaml:"model_label"`
-		Roles      map[string][]scaledName `yaml:"roles"`
-	} `yaml:"servers"`
-}
-
-// scaledName is a metric name with the factor to the role's unit: a plain
-// string, or {name, scale}.
-type scaledName struct {
-	Name  string  `yaml:"name"`
-	Scale float64 `yaml:"scale"`
-}
-
-func (n *scaledName) UnmarshalYAML(v *yaml.Node) error {
-	if v.Kind == yaml.ScalarNode {
-		n.Name, n.Scale = v.Value, 1
-		return nil
-	}
-	type plain scaledName
-	p := plain{Scale: 1}
-	if err := v.Decode(&p); err != nil {
-		return err
-	}
-	*n = scaledName(p)
-	return nil
-}
-
-// serverMetricDef is one name of the table.
-type serverMetricDef struct {
-	server, role string
-	kind         srvKind
-	rank         int // position among the role's names: the lowest present wins
-	scale        float64
-	name         string
-}
-
-// serverMetricNames indexes the table by metric name, without a counter's
-// _total.
-var serverMetricNames = mustServerTable(serverMetricsYAML)
-
-func mustServerTable(data []byte) map[string]serverMetricDef {
-	m, err := parseServerTable(data)
-	if err != nil {
-		panic(fmt.Sprintf("servermetrics.yaml: %v", err)) // embedded; checked by its test
-	}
-	return m
-}
-
-func parseServerTable(data []byte) (map[string]serverMetricDef, error) {
-	var f serverTableFile
-	if err := yaml.Unmarshal(data, &f); err != nil {
-		return nil, err
-	}
-	out := map[string]serverMetricDef{}
-	for _, s := range f.Servers {
-		for role, names := range s.Roles {
-			kind, ok := serverRoleKinds[role]
-			if !ok {
-				return nil, fmt.Errorf("server %s: unknown role %q", s.Name, role)
-			}
-			for i, n := range names {
-				key := strings.TrimSuffix(n.Name, genai.PrometheusCounterSuffix)
-				if _, dup := out[key]; dup {
-					return nil, fmt.Errorf("server %s: %s is listed twice", s.Name, n.Name)
-				}
-				if !(n.Scale > 0) {
-					return nil, fmt.Errorf("server %s: %s: scale must be positive", s.Name, n.Name)
-				}
-				out[key] = serverMetricDef{server: s.Name, role: role, kind: kind, rank: i, scale: n.Scale, name: n.Name}
-			}
-		}
-	}
-	return out, nil
-}
-
-func lookupServerMetric(name string) (serverMetricDef, bool) {
-	d, ok := serverMetricNames[strings.TrimSuffix(name, genai.PrometheusCounterSuffix)]
-	return d, ok
-}
 
 // serverState is what one run learnt from the server's metrics.
 type serverState struct {
@@ -238,37 +129,37 @@ type histSeries struct {
 // consumeServerMetric takes m when its name is in the server table and
 // reports whether it did.
 func (s *state) consumeServerMetric(m pmetric.Metric, out map[string]int64) bool {
-	def, ok := lookupServerMetric(m.Name())
+	def, ok := servermetrics.Lookup(m.Name())
 	if !ok {
 		return false
 	}
 	n := countPoints(m)
 	ss := s.serverState()
 	if ss.server == "" {
-		ss.server = def.server
+		ss.server = def.Server
 	}
-	if r, seen := ss.rank[def.role]; def.server != ss.server || (seen && def.rank > r) {
+	if r, seen := ss.rank[def.Role]; def.Server != ss.server || (seen && def.Rank > r) {
 		out[pointNotUsed] += n // another server's name, or an older name next to a newer one
 		return true
 	}
-	if r, seen := ss.rank[def.role]; !seen || def.rank < r {
-		ss.rank[def.role], ss.names[def.role] = def.rank, m.Name()
-		delete(ss.gauges, def.role)
-		delete(ss.counters, def.role)
-		delete(ss.hists, def.role)
+	if r, seen := ss.rank[def.Role]; !seen || def.Rank < r {
+		ss.rank[def.Role], ss.names[def.Role] = def.Rank, m.Name()
+		delete(ss.gauges, def.Role)
+		delete(ss.counters, def.Role)
+		delete(ss.hists, def.Role)
 	}
 	for _, t := range pointTimes(m) {
 		ss.saw(t)
 	}
 	var outcome string
 	switch {
-	case def.kind == srvGauge && (m.Type() == pmetric.MetricTypeGauge || m.Type() == pmetric.MetricTypeSum):
+	case def.Kind == servermetrics.Gauge && (m.Type() == pmetric.MetricTypeGauge || m.Type() == pmetric.MetricTypeSum):
 		outcome = ss.gauge(def, numberPoints(m))
-	case def.kind == srvCounter && m.Type() == pmetric.MetricTypeSum:
+	case def.Kind == servermetrics.Counter && m.Type() == pmetric.MetricTypeSum:
 		outcome = ss.counter(def, m.Sum().DataPoints(), m.Sum().AggregationTemporality())
-	case def.kind == srvCounter && m.Type() == pmetric.MetricTypeHistogram:
+	case def.Kind == servermetrics.Counter && m.Type() == pmetric.MetricTypeHistogram:
 		outcome = ss.counter(def, histogramSums(m.Histogram()), m.Histogram().AggregationTemporality())
-	case def.kind == srvHistogram && m.Type() == pmetric.MetricTypeHistogram:
+	case def.Kind == servermetrics.Histogram && m.Type() == pmetric.MetricTypeHistogram:
 		outcome = ss.histogram(def, m.Histogram())
 	default:
 		outcome = pointWrongType
@@ -318,13 +209,13 @@ func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
 
 // gauge adds one scrape of a gauge role: the sum over its series (the
 // maximum for KV-cache usage and hit rates, which are fractions).
-func (ss *serverState) gauge(def serverMetricDef, dps pmetric.NumberDataPointSlice) string {
+func (ss *serverState) gauge(def servermetrics.Def, dps pmetric.NumberDataPointSlice) string {
 	var t int64
 	v, seen := 0.0, false
-	fraction := def.role == srvKVCache || def.role == srvPrefixHitRate
+	fraction := servermetrics.IsFraction(def.Role)
 	for i := 0; i < dps.Len(); i++ {
 		dp := dps.At(i)
-		x := pointValue(dp) * def.scale
+		x := pointValue(dp) * def.Scale
 		if math.IsNaN(x) || math.IsInf(x, 0) || (fraction && x < 0) {
 			continue // vLLM V0 prints a hit rate of -1 with prefix caching off
 		}
@@ -339,10 +230,10 @@ func (ss *serverState) gauge(def serverMetricDef, dps pmetric.NumberDataPointSli
 	if !seen {
 		return pointUsed // read: the server says there is no value
 	}
-	g := ss.gauges[def.role]
+	g := ss.gauges[def.Role]
 	if g == nil {
 		g = &gaugeSeries{}
-		ss.gauges[def.role] = g
+		ss.gauges[def.Role] = g
 	}
 	g.add(t, v, ss.limit)
 	return pointUsed
@@ -362,16 +253,16 @@ func histogramSums(h pmetric.Histogram) pmetric.NumberDataPointSlice {
 	return out
 }
 
-func (ss *serverState) counter(def serverMetricDef, dps pmetric.NumberDataPointSlice, temporality pmetric.AggregationTemporality) string {
-	series := ss.counters[def.role]
+func (ss *serverState) counter(def servermetrics.Def, dps pmetric.NumberDataPointSlice, temporality pmetric.AggregationTemporality) string {
+	series := ss.counters[def.Role]
 	if series == nil {
 		series = map[string]*counterSeries{}
-		ss.counters[def.role] = series
+		ss.counters[def.Role] = series
 	}
 	delta := temporality == pmetric.AggregationTemporalityDelta
 	for i := 0; i < dps.Len(); i++ {
 		dp := dps.At(i)
-		v := pointValue(dp) * def.scale
+		v := pointValue(dp) * def.Scale
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
@@ -390,26 +281,26 @@ func (ss *serverState) counter(def serverMetricDef, dps pmetric.NumberDataPointS
 	return pointUsed
 }
 
-func (ss *serverState) histogram(def serverMetricDef, h pmetric.Histogram) string {
+func (ss *serverState) histogram(def servermetrics.Def, h pmetric.Histogram) string {
 	if h.AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
 		return pointNoTemporality // servers' /metrics are cumulative
 	}
-	series := ss.hists[def.role]
+	series := ss.hists[def.Role]
 	if series == nil {
 		series = map[string]*histSeries{}
-		ss.hists[def.role] = series
+		ss.hists[def.Role] = series
 	}
 	dps := h.DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		dp := dps.At(i)
 		bs := explicitBuckets(dp)
 		for j := range bs {
-			bs[j].lo *= def.scale
-			bs[j].hi *= def.scale
+			bs[j].lo *= def.Scale
+			bs[j].hi *= def.Scale
 		}
 		id := attrsID(dp.Attributes())
 		hs := series[id]
-		n, sum := float64(dp.Count()), dp.Sum()*def.scale
+		n, sum := float64(dp.Count()), dp.Sum()*def.Scale
 		switch {
 		case hs == nil:
 			series[id] = &histSeries{first: bs, last: bs, firstSum: sum, lastSum: sum, firstN: n, lastN: n}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
+	"github.com/otelcol-llm/otelcol-llm/internal/servermetrics"
 )
 
 // serverMetricsReport summarizes the server's metrics over the run; nil
@@ -20,12 +21,12 @@ func (s *state) serverMetricsReport(r *Report, origin int64) *ServerMetrics {
 		origin = ss.first
 	}
 	out.FirstScrapeS, out.LastScrapeS = offsetS(ss.first, origin), offsetS(ss.last, origin)
-	for _, role := range serverGaugeRoles {
+	for _, role := range servermetrics.GaugeRoles {
 		if g := ss.gauges[role]; g != nil && len(g.pts) > 0 {
 			out.Gauges = append(out.Gauges, g.summary(role, s.cfg.Saturation.Confidence))
 		}
 	}
-	for _, role := range serverCounterRoles {
+	for _, role := range servermetrics.CounterRoles {
 		if series, ok := ss.counters[role]; ok {
 			v := 0.0
 			for _, c := range series {
@@ -37,7 +38,7 @@ func (s *state) serverMetricsReport(r *Report, origin int64) *ServerMetrics {
 	if q, ok := out.Counters[srvPrefixQueries]; ok && q > 0 {
 		out.PrefixCacheHitRate = ptr(out.Counters[srvPrefixHits] / q)
 	}
-	for _, role := range serverHistogramRoles {
+	for _, role := range servermetrics.HistogramRoles {
 		if h := ss.histogramSummary(role); h != nil {
 			h.Client = clientLatency(r.Total, role)
 			out.Histograms = append(out.Histograms, *h)
@@ -57,8 +58,8 @@ func (g *gaugeSeries) summary(role string, confidence float64) GaugeSummary {
 		xs[i], ys[i] = float64(p.t-g.pts[0].t)/1e9, p.v
 	}
 	out := GaugeSummary{Role: role, Samples: int64(n), Mean: round(sum / n), Max: round(mx), Last: round(g.pts[len(g.pts)-1].v)}
-	if f, ok := fitSlope(xs, ys, confidence); ok {
-		out.SlopePerS, out.SlopeMargin = ptr(f.slope), ptr(f.margin)
+	if f, ok := servermetrics.FitSlope(xs, ys, confidence); ok {
+		out.SlopePerS, out.SlopeMargin = ptr(f.Slope), ptr(f.Margin)
 	}
 	return out
 }

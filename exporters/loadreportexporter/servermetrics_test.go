@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/servermetrics"
 )
 
 // scrape turns Prometheus exposition text into the metrics the prometheus
@@ -202,16 +204,6 @@ func TestServerMetricsBelowCapacityGiveNoWarning(t *testing.T) {
 	assert.Empty(t, r.Saturation)
 }
 
-func TestServerMetricTableIsSound(t *testing.T) {
-	m, err := parseServerTable(serverMetricsYAML)
-	require.NoError(t, err)
-	assert.Equal(t, "vllm", m["vllm:num_preemptions"].server, "counters are found without _total")
-	_, err = parseServerTable([]byte("servers:\n  - name: x\n    roles:\n      kv: [a]\n"))
-	assert.ErrorContains(t, err, `unknown role "kv"`)
-	_, err = parseServerTable([]byte("servers:\n  - name: x\n    roles:\n      running: [a, a]\n"))
-	assert.ErrorContains(t, err, "listed twice")
-}
-
 // realScrapeRoles is what each real /metrics page of
 // testdata/servermetrics/real (SOURCES.md there) must yield: its server and
 // every role with a value on the page (NAMES.md).
@@ -255,7 +247,7 @@ func TestServerMetricsFromRealScrapes(t *testing.T) {
 			require.NotNil(t, st.server, "no name of the table in %s", f)
 			assert.Equal(t, want.server, st.server.server)
 			var got []string
-			for _, role := range append(append(append([]string(nil), serverGaugeRoles...), serverCounterRoles...), serverHistogramRoles...) {
+			for _, role := range append(append(append([]string(nil), servermetrics.GaugeRoles...), servermetrics.CounterRoles...), servermetrics.HistogramRoles...) {
 				if len(st.server.gauges[role].pointsOrNil()) > 0 || len(st.server.counters[role]) > 0 || len(st.server.hists[role]) > 0 {
 					got = append(got, role)
 				}

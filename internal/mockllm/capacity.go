@@ -101,11 +101,11 @@ func (e *engine) admitKV(ctx context.Context, need int) (time.Duration, *slot, e
 		return 0, nil, errQueueFull
 	}
 	start := time.Now()
-	sl.w = &waiter{ready: make(chan struct{}), need: need, sl: sl}
-	sl.wel = e.waiters.PushBack(sl.w)
+	w := &waiter{ready: make(chan struct{}), need: need, sl: sl}
+	sl.w, sl.wel = w, e.waiters.PushBack(w)
 	e.noteQueued()
 	e.mu.Unlock()
-	if err := sl.wait(ctx); err != nil {
+	if err := sl.wait(ctx, w); err != nil {
 		return time.Since(start), nil, err
 	}
 	return time.Since(start), sl, nil
@@ -132,10 +132,10 @@ func (e *engine) noteQueued() {
 	}
 }
 
-// wait blocks until sl's waiter is granted, or ctx ends (the waiter is then
-// removed, or the slot passed on when it arrived together with the end).
-func (sl *slot) wait(ctx context.Context) error {
-	w := sl.w
+// wait blocks until w, sl's waiter, is granted, or ctx ends (the waiter is
+// then removed, or the slot passed on when it arrived together with the
+// end).
+func (sl *slot) wait(ctx context.Context, w *waiter) error {
 	select {
 	case <-w.ready:
 		return nil
@@ -240,7 +240,13 @@ func (e *engine) preempt(v *slot) {
 // the tokens to recompute, or false when ctx ended first (sl is then out of
 // the engine; release is still safe to call).
 func (sl *slot) resume(ctx context.Context) (int, bool) {
-	if err := sl.wait(ctx); err != nil {
+	sl.e.mu.Lock()
+	w := sl.w
+	sl.e.mu.Unlock()
+	if w == nil {
+		return 0, false // not preempted: nothing to wait for
+	}
+	if err := sl.wait(ctx, w); err != nil {
 		return 0, false
 	}
 	sl.e.mu.Lock()

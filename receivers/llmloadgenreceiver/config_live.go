@@ -173,6 +173,9 @@ type LiveSweepConfig struct {
 	// SaturationRatio: a step whose completed rate is below this share of
 	// the offered rate has saturated the endpoint.
 	SaturationRatio float64 `mapstructure:"saturation_ratio"`
+	// Server watches the server's own /metrics during each step and stops
+	// on its saturation signals (live_sweep_server.go).
+	Server SweepServerConfig `mapstructure:"server"`
 }
 
 func defaultLiveConfig() LiveConfig {
@@ -200,7 +203,7 @@ func defaultLiveConfig() LiveConfig {
 		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
 		ChunkEvents:  chunkEventsFirst,
 		DrainTimeout: 10 * time.Second,
-		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9},
+		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer()},
 	}
 }
 
@@ -286,9 +289,12 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 
 func (s *LiveSweepConfig) validate(arrivalType string) error {
 	if s.StepDuration == 0 {
+		if s.Server.MetricsURL != "" {
+			return errors.New("live.sweep.server: watches the server between sweep steps; set live.sweep.step_duration")
+		}
 		return nil
 	}
-	var errs []error
+	errs := s.Server.validate()
 	if s.StepDuration < 0 {
 		errs = append(errs, fmt.Errorf("live.sweep.step_duration: must be >= 0, got %v", s.StepDuration))
 	}

@@ -43,7 +43,8 @@ func TestLoadLiveConfig(t *testing.T) {
 	sweep.Mode = modeLive
 	sweep.Arrival.Type, sweep.Arrival.Rate = arrivalPoisson, 1
 	sweep.Live.Sweep = LiveSweepConfig{StepDuration: 30 * time.Second, StartRate: 2, StepRate: 2, MaxRate: 40,
-		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9}
+		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer()}
+	sweep.Live.Sweep.Server.MetricsURL, sweep.Live.Sweep.Server.Sustained = "http://127.0.0.1:8000/metrics", 10*time.Second
 
 	tests := []struct {
 		name     string
@@ -63,6 +64,9 @@ func TestLoadLiveConfig(t *testing.T) {
 		{name: "live_bad_role", errs: []string{"live.prompt.few_shot[0].role:", `"tool"`, "user, assistant, system"}},
 		{name: "live_sweep_closed_loop", errs: []string{"live.sweep:", "open-loop", "concurrency"}},
 		{name: "live_sweep_no_slo", errs: []string{"live.sweep:", "SLO bound"}},
+		{name: "live_sweep_bad_server", errs: []string{"live.sweep.server.metrics_url:", `"127.0.0.1:8000"`, "live.sweep.server.interval: must be > 0",
+			"live.sweep.server.kv_cache_usage: must be in [0, 1]", "live.sweep.server.confidence:"}},
+		{name: "live_server_without_sweep", errs: []string{"live.sweep.server:", "live.sweep.step_duration"}},
 		{name: "live_bad_arrival", errs: []string{"arrival.type:", `"bursty"`, "constant, poisson, gamma, concurrency"}},
 	}
 	for _, tt := range tests {

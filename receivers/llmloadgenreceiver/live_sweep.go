@@ -20,7 +20,10 @@ type sweepStep struct {
 // max_rate, each step lasting step_duration, and stops at the first step
 // whose share of good requests falls below min_good_ratio (SLO broken) or
 // whose completed rate (over the step and the drain of its last requests)
-// falls below saturation_ratio of the rate it offered (saturation). The knee is the last rate that passed.
+// falls below saturation_ratio of the rate it offered (saturation), or, with
+// sweep.server, during which the server's own metrics showed saturation
+// (kv_cache_full, preemptions, queue_growing). The knee is the last rate
+// that passed.
 func (r *liveRunner) runSweep(ctx context.Context) {
 	sw := r.lc.Sweep
 	var mu sync.Mutex
@@ -42,6 +45,7 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 	}
 	knee := 0.0
 	verdict := "max_rate_reached"
+	watch := newServerWatch(sw.Server, &r.tel.live, r.logger)
 	for k, rate := 0, sw.StartRate; rate <= sw.MaxRate+1e-9 && ctx.Err() == nil; k, rate = k+1, rate+sw.StepRate {
 		step := &sweepStep{rate: rate}
 		mu.Lock()
@@ -59,9 +63,11 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 		if k > 0 {
 			r.readyAt = time.Now()
 		}
+		stopWatch := r.watchServer(ctx, watch)
 		r.runOpen(ctx, a, stepStart, sw.StepDuration)
 		// The step's verdict needs its requests' outcomes.
 		r.inflight.Wait()
+		stopWatch()
 		wall := time.Since(stepStart).Seconds()
 		mu.Lock()
 		s := *step
@@ -92,9 +98,34 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 			verdict = "saturated"
 			break
 		}
+		if watch != nil {
+			if v, why := watch.verdict(); v != "" {
+				verdict = v
+				r.logger.Info("llm_loadgen live sweep: the server saturated", zap.Float64("rate", rate), zap.String("signal", v), zap.String("detail", why))
+				break
+			}
+		}
 		knee = rate
 	}
 	r.sweepKnee, r.sweepStoppedBy = knee, verdict
 	r.tel.live.knee.Record(context.Background(), knee)
 	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
+}
+
+// watchServer scrapes the server during one step, until the returned
+// function is called; a no-op without sweep.server.
+func (r *liveRunner) watchServer(ctx context.Context, w *serverWatch) func() {
+	if w == nil {
+		return func() {}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.watch(wctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }

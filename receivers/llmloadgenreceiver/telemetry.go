@@ -54,6 +54,8 @@ type liveInstruments struct {
 	inflight  metric.Int64UpDownCounter
 	queued    metric.Int64UpDownCounter
 	knee      metric.Float64Gauge
+	// serverScrapes counts the sweep's reads of the server's /metrics.
+	serverScrapes metric.Int64Counter
 
 	resultAttrs *sync.Map // error.type → the attribute set of requests
 }
@@ -107,6 +109,8 @@ func newLiveInstruments(b *selftel.Builder) liveInstruments {
 			"Live requests waiting for live.max_concurrency."),
 		knee: b.FloatGauge("otelcol_llm_loadgen_live_sweep_knee", "{request}/s",
 			"Highest request rate of the sweep that met the SLO without saturating."),
+		serverScrapes: b.Counter("otelcol_llm_loadgen_live_server_scrapes", "{scrape}",
+			"The sweep's reads of the server's /metrics (live.sweep.server), by outcome (ok, error, unknown_server)."),
 		resultAttrs: new(sync.Map),
 	}
 }
