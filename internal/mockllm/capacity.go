@@ -263,6 +263,17 @@ func (e *engine) slowdown(batchSlowdown float64) float64 {
 	return 1 + batchSlowdown*float64(e.running.Load())/float64(e.maxRunning)
 }
 
+// prefill is the request's time to first token from its admission: the
+// planned TTFT, slowed like a decode step by the batch it joins (a prefill
+// shares the engine's steps with the running batch). A TTFT forced by the
+// request's header is taken as it is.
+func (s *Server) prefill(p plan) time.Duration {
+	if p.forcedTTFT {
+		return p.ttft
+	}
+	return slowed(p.ttft, s.eng.slowdown(s.cfg.BatchSlowdown))
+}
+
 // slowed scales an inter-token gap by the batch slowdown factor f.
 func slowed(d time.Duration, f float64) time.Duration {
 	if f == 1 {

@@ -237,3 +237,34 @@ func TestCapacityConfigValidate(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// TestPrefillSlowsWithTheBatch: a request that joins a full batch prefills
+// at the batch's pace: with batch_slowdown 1 and every slot taken, its TTFT
+// is twice the planned one.
+func TestPrefillSlowsWithTheBatch(t *testing.T) {
+	s := startServer(t, func(c *Config) {
+		c.MaxRunning, c.BatchSlowdown, c.TTFT, c.ITL, c.OutputTokens = 4, 1, 60*time.Millisecond, 5*time.Millisecond, 400
+	})
+	for i := 0; i < 3; i++ {
+		go func() {
+			resp, err := http.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true,"messages":[]}`))
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	waitFor(t, "three running", func() bool { return s.Stats().Running == 3 })
+	resp := post(t, s.URL()+"/v1/chat/completions", `{"stream":true,"messages":[]}`, map[string]string{HeaderOutputTokens: "2"})
+	readStream(resp.Body)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rec, ok := s.Record(ctx, resp.Header.Get(HeaderRequestID))
+	require.True(t, ok)
+	assert.GreaterOrEqual(t, rec.TTFT(), 2*60*time.Millisecond, "4 of 4 slots taken: prefill at half speed")
+	forced := post(t, s.URL()+"/v1/chat/completions", `{"stream":true,"messages":[]}`, map[string]string{HeaderOutputTokens: "2", HeaderTTFT: "30"})
+	readStream(forced.Body)
+	frec, ok := s.Record(ctx, forced.Header.Get(HeaderRequestID))
+	require.True(t, ok)
+	assert.Less(t, frec.TTFT(), 60*time.Millisecond, "a TTFT the request forces is not slowed")
+}

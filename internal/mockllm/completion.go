@@ -71,6 +71,7 @@ func textLen(raw json.RawMessage) int {
 // plan is what the latency model decided for one request.
 type plan struct {
 	ttft       time.Duration
+	forcedTTFT bool // X-Mock-Ttft-Ms set it: not slowed by the batch
 	itl        time.Duration
 	jitter     float64
 	tokens     int
@@ -289,7 +290,7 @@ func (s *Server) plan(r *http.Request, q *completionRequest, rng *rand.Rand, pro
 	if v, ok, err := headerInt(r, HeaderTTFT); err != nil {
 		return p, err
 	} else if ok {
-		p.ttft = time.Duration(v) * time.Millisecond
+		p.ttft, p.forcedTTFT = time.Duration(v)*time.Millisecond, true
 	}
 	if v, ok, err := headerInt(r, HeaderITL); err != nil {
 		return p, err
@@ -339,7 +340,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 func (s *Server) unary(w http.ResponseWriter, r *http.Request, ep endpoint, q *completionRequest, p plan, rng *rand.Rand, sl *slot, rec *Record, span trace.Span) {
 	// The answer is generated token by token as a stream would be: each
 	// gap batch-slowed as it starts, each token taking its KV cache.
-	due := rec.Received.Add(rec.QueueWait + p.ttft)
+	due := rec.Received.Add(rec.QueueWait + s.prefill(p))
 	for i := 0; i < p.tokens; i++ {
 		if i > 0 {
 			due = due.Add(slowed(jitter(rng, p.itl, p.jitter), s.eng.slowdown(s.cfg.BatchSlowdown)))

@@ -152,7 +152,7 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 	if s.cfg.RecordTokenTimes {
 		rec.ChunkTimes = make([]time.Time, 0, (p.tokens+s.cfg.TokensPerChunk-1)/s.cfg.TokensPerChunk)
 	}
-	due := rec.Received.Add(rec.QueueWait + p.ttft)
+	due := rec.Received.Add(rec.QueueWait + s.prefill(p))
 	text := make([]byte, 0, 16*s.cfg.TokensPerChunk)
 	chunks := 0
 	itl := s.metrics.itl.WithLabelValues(rec.Model)
