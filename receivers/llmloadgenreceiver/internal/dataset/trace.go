@@ -158,7 +158,11 @@ func (t *TraceReader) Next() (TraceRow, error) {
 		}
 		t.rows++
 		window := at - t.cfg.Offset + time.Duration(t.pass)*t.cfg.Length
-		row.At = time.Duration(float64(window) / t.cfg.Speed)
+		scaled := float64(window) / t.cfg.Speed
+		if scaled >= float64(math.MaxInt64) || window < 0 {
+			return TraceRow{}, fmt.Errorf("trace %s: line %d: %v into the replay at speed %v is beyond what a run can wait for", t.cfg.Path, row.Line, window, t.cfg.Speed)
+		}
+		row.At = time.Duration(scaled)
 		return row, nil
 	}
 }
@@ -358,7 +362,15 @@ func (t *TraceReader) decodeBurstGPT(b []byte) (TraceRow, error) {
 }
 
 // inOrder checks that a row's time is not before the previous row's.
+// maxTraceSpan bounds a trace's time from its first row: far beyond any
+// real trace, and far from time.Duration's limit of about 292 years, which
+// a timestamp difference saturates at.
+const maxTraceSpan = 100 * 365 * 24 * time.Hour
+
 func (t *TraceReader) inOrder(field string, at time.Duration) error {
+	if at > maxTraceSpan || at < -maxTraceSpan {
+		return fmt.Errorf("%s: %v from the first line; a trace spans at most 100 years", field, at)
+	}
 	if at < t.last {
 		return fmt.Errorf("%s: %v after the start is before the previous line's %v; a trace is in time order", field, at, t.last)
 	}
