@@ -54,6 +54,8 @@ func run(args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.OutputTokens, "output-tokens", cfg.OutputTokens, "mean completion length in tokens (max_tokens caps it)")
 	fs.Float64Var(&cfg.OutputJitter, "output-jitter", cfg.OutputJitter, "relative spread of the completion length (0..1)")
 	fs.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", cfg.TokensPerChunk, "tokens per streamed content chunk")
+	fs.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", cfg.ReasoningTokens, "a reasoning model: the first N tokens of a chat stream are thinking, before the answer")
+	fs.StringVar(&cfg.ReasoningField, "reasoning-field", cfg.ReasoningField, "the delta field of the thinking: reasoning_content (vLLM, llama.cpp) or reasoning (Ollama)")
 	fs.IntVar(&cfg.EmbeddingDimensions, "embedding-dimensions", cfg.EmbeddingDimensions, "embedding vector size")
 	fs.IntVar(&cfg.MaxRunning, "max-running", cfg.MaxRunning, "completion requests served at once; later ones queue, and the wait is part of their TTFT (0: unlimited)")
 	fs.IntVar(&cfg.MaxQueue, "max-queue", cfg.MaxQueue, "requests that may wait for a slot; beyond it a 503 at once (0: unlimited)")

@@ -39,6 +39,9 @@ type Config struct {
 	OutputJitter float64 `mapstructure:"output_jitter"`
 	// TokensPerChunk is the number of tokens in one content chunk.
 	TokensPerChunk int `mapstructure:"tokens_per_chunk"`
+	// ReasoningTokens and ReasoningField make the model a reasoning one.
+	ReasoningTokens int    `mapstructure:"reasoning_tokens"`
+	ReasoningField  string `mapstructure:"reasoning_field"`
 	// EmbeddingDimensions and EmbeddingLatency shape embeddings responses.
 	EmbeddingDimensions int           `mapstructure:"embedding_dimensions"`
 	EmbeddingLatency    time.Duration `mapstructure:"embedding_latency"`
@@ -97,6 +100,7 @@ func (c *Config) mockllm() mockllm.Config {
 		TTFT: c.TTFT, PrefillPerToken: c.PrefillPerToken, ITL: c.ITL, Jitter: c.Jitter,
 		PrefixCacheBlockTokens: c.PrefixCacheBlockTokens, PrefixCacheBlocks: c.PrefixCacheBlocks,
 		OutputTokens: c.OutputTokens, OutputJitter: c.OutputJitter, TokensPerChunk: c.TokensPerChunk,
+		ReasoningTokens: c.ReasoningTokens, ReasoningField: c.ReasoningField,
 		EmbeddingDimensions: c.EmbeddingDimensions, EmbeddingLatency: c.EmbeddingLatency,
 		MaxRunning: c.MaxRunning, MaxQueue: c.MaxQueue, BatchSlowdown: c.BatchSlowdown, KVCacheTokens: c.KVCacheTokens,
 		FaultRates: c.Faults, RetryAfter: c.RetryAfter, StallDuration: c.StallDuration, SlowHeaders: c.SlowHeaders,

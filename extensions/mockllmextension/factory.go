@@ -36,6 +36,7 @@ func createDefaultConfig() *Config {
 		OutputTokens:        d.OutputTokens,
 		OutputJitter:        d.OutputJitter,
 		TokensPerChunk:      d.TokensPerChunk,
+		ReasoningField:      d.ReasoningField,
 		EmbeddingDimensions: d.EmbeddingDimensions,
 		EmbeddingLatency:    d.EmbeddingLatency,
 		MaxRunning:          d.MaxRunning,

@@ -67,6 +67,12 @@ type Config struct {
 	OutputJitter float64
 	// TokensPerChunk is the number of tokens in one content chunk.
 	TokensPerChunk int
+	// ReasoningTokens makes the model a reasoning one: the first this many
+	// tokens of a chat stream are its thinking, sent under
+	// delta.<ReasoningField> (reasoning_content, as vLLM and llama.cpp send
+	// it, or reasoning, as Ollama does) before the answer's content.
+	ReasoningTokens int
+	ReasoningField  string
 	// EmbeddingDimensions is the size of returned embedding vectors.
 	EmbeddingDimensions int
 	// EmbeddingLatency is the response time of an embeddings request.
@@ -126,6 +132,7 @@ func DefaultConfig() Config {
 		OutputTokens:        64,
 		OutputJitter:        0.5,
 		TokensPerChunk:      1,
+		ReasoningField:      "reasoning_content",
 		EmbeddingDimensions: 16,
 		EmbeddingLatency:    5 * time.Millisecond,
 		RetryAfter:          time.Second,
@@ -211,6 +218,12 @@ func (c *Config) validateCapacity() []error {
 	}
 	if c.KVCacheTokens < 0 || (c.KVCacheTokens > 0 && c.KVCacheTokens < c.ContextWindow) {
 		errs = append(errs, fmt.Errorf("kv_cache_tokens: must be 0 (unlimited) or at least the context window (%d tokens), got %d", c.ContextWindow, c.KVCacheTokens))
+	}
+	if c.ReasoningTokens < 0 {
+		errs = append(errs, fmt.Errorf("reasoning_tokens: must be >= 0, got %d", c.ReasoningTokens))
+	}
+	if c.ReasoningField != "reasoning_content" && c.ReasoningField != "reasoning" {
+		errs = append(errs, fmt.Errorf("reasoning_field: must be reasoning_content or reasoning, got %q", c.ReasoningField))
 	}
 	if math.IsNaN(c.BatchSlowdown) || math.IsInf(c.BatchSlowdown, 0) || c.BatchSlowdown < 0 {
 		errs = append(errs, fmt.Errorf("batch_slowdown: must be a finite number >= 0, got %v", c.BatchSlowdown))

@@ -353,3 +353,36 @@ func TestConfigValidate(t *testing.T) {
 	_, err = ParseFaultRates("stall")
 	assert.Error(t, err)
 }
+
+// TestReasoningModelStream: the first reasoning_tokens of a chat stream are
+// thinking, under the configured delta field with content empty, then the
+// answer follows as content.
+func TestReasoningModelStream(t *testing.T) {
+	for _, field := range []string{"reasoning_content", "reasoning"} {
+		s := startServer(t, func(c *Config) { c.ReasoningTokens, c.ReasoningField, c.TokensPerChunk = 3, field, 2 })
+		resp := post(t, s.URL()+"/v1/chat/completions", `{"stream":true,"messages":[]}`, nil)
+		out := readStream(resp.Body)
+		require.True(t, out.done)
+		thinking, answer := 0, 0
+		for i, raw := range out.raw {
+			var sum sse.ChunkSummary
+			if sse.IsDone([]byte(raw)) {
+				continue
+			}
+			require.NoError(t, sse.ScanChunk([]byte(raw), &sum))
+			switch {
+			case sum.Content && !sum.Answer:
+				thinking++
+				assert.Contains(t, raw, `"`+field+`":`, "event %d", i)
+				assert.Zero(t, answer, "thinking comes first")
+			case sum.Answer:
+				answer++
+			}
+		}
+		assert.Equal(t, 2, thinking, "3 thinking tokens in chunks of 2: 2 then 1")
+		assert.Equal(t, 3, answer, "the other 5 of 8 tokens in chunks of 2")
+	}
+	c := DefaultConfig()
+	c.ReasoningField = "thoughts"
+	assert.ErrorContains(t, c.Validate(), `reasoning_field: must be reasoning_content or reasoning, got "thoughts"`)
+}

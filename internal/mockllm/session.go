@@ -73,7 +73,13 @@ func (b *sessionBook) answered(id string, turn int, answer string) {
 // end is written: a client may send the next turn the moment it reads it.
 func (s *Server) noteAnswer(rec *Record, p plan) {
 	if rec.Session != "" {
-		s.sessions.answered(rec.Session, rec.SessionTurn, answerText(p.wordOffset, p.tokens))
+		// The thinking of a reasoning model is not part of the answer a
+		// client carries into the next turn.
+		skip := 0
+		if rec.Stream && rec.Endpoint == endpointChat.path() {
+			skip = min(s.cfg.ReasoningTokens, p.tokens)
+		}
+		s.sessions.answered(rec.Session, rec.SessionTurn, answerText(p.wordOffset+skip, p.tokens-skip))
 	}
 }
 

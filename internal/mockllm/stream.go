@@ -65,6 +65,22 @@ func (c *chunkWriter) choice(role, text, finish string) {
 	c.buf = b
 }
 
+// reasoning writes one chat chunk of thinking under delta.<field>, with
+// content empty as Ollama and vLLM send it.
+func (c *chunkWriter) reasoning(field, text string) {
+	b := append(c.buf[:0], c.head...)
+	b = append(b, `{"index":0,"delta":{"content":"","`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	b = strconv.AppendQuote(b, text)
+	b = append(b, `},"logprobs":null,"finish_reason":null}]`...)
+	if c.usage {
+		b = append(b, `,"usage":null`...)
+	}
+	b = append(b, "}\n\n"...)
+	c.buf = b
+}
+
 func (c *chunkWriter) usageChunk(prompt, completion int) {
 	b := append(c.buf[:0], c.head...)
 	b = append(b, `],"usage":{"prompt_tokens":`...)
@@ -164,6 +180,10 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 			}
 		}
 		n := min(s.cfg.TokensPerChunk, p.tokens-sent)
+		thinking := cw.chatAPI && sent < s.cfg.ReasoningTokens
+		if thinking {
+			n = min(n, s.cfg.ReasoningTokens-sent) // a chunk is thinking or answer, not both
+		}
 		var ok bool
 		if due, ok = s.tokensDue(ctx, sl, n, due, rec, span); !ok {
 			rec.ClientGone = true
@@ -174,7 +194,11 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 		// client cannot see it earlier, however late this goroutine runs
 		// after the write.
 		now := time.Now()
-		cw.choice("", string(text), "")
+		if thinking {
+			cw.reasoning(s.cfg.ReasoningField, string(text))
+		} else {
+			cw.choice("", string(text), "")
+		}
 		if !cw.send(rec) {
 			return false
 		}

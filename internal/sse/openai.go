@@ -39,10 +39,13 @@ type ChunkChoice struct {
 
 // Delta is the incremental message of a chat chunk.
 type Delta struct {
-	Role             string          `json:"role,omitempty"`
-	Content          *string         `json:"content,omitempty"`
-	ReasoningContent *string         `json:"reasoning_content,omitempty"`
-	ToolCalls        json.RawMessage `json:"tool_calls,omitempty"`
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	// Reasoning is the thinking of reasoning models under Ollama's (and
+	// others') name.
+	Reasoning *string         `json:"reasoning,omitempty"`
+	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
 }
 
 // Usage is the token accounting of a request.
@@ -76,8 +79,8 @@ func DecodeChunk(data []byte, c *Chunk) error {
 }
 
 // ContentLen returns the number of bytes of generated text (content,
-// reasoning content or completion text) the chunk carries over all choices,
-// and whether it carries tool-call deltas.
+// reasoning, or completion text) the chunk carries over all choices, and
+// whether it carries tool-call deltas.
 func (c *Chunk) ContentLen() (n int, toolCalls bool) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -88,15 +91,36 @@ func (c *Chunk) ContentLen() (n int, toolCalls bool) {
 			if d.Content != nil {
 				n += len(*d.Content)
 			}
-			if d.ReasoningContent != nil {
-				n += len(*d.ReasoningContent)
-			}
+			n += d.reasoningLen()
 			if len(d.ToolCalls) > 0 && !bytes.Equal(d.ToolCalls, []byte("null")) {
 				toolCalls = true
 			}
 		}
 	}
 	return n, toolCalls
+}
+
+// ReasoningLen returns the bytes of reasoning (reasoning_content or
+// reasoning) the chunk carries over all choices.
+func (c *Chunk) ReasoningLen() int {
+	n := 0
+	for i := range c.Choices {
+		if d := c.Choices[i].Delta; d != nil {
+			n += d.reasoningLen()
+		}
+	}
+	return n
+}
+
+func (d *Delta) reasoningLen() int {
+	n := 0
+	if d.ReasoningContent != nil {
+		n += len(*d.ReasoningContent)
+	}
+	if d.Reasoning != nil {
+		n += len(*d.Reasoning)
+	}
+	return n
 }
 
 // FinishReason returns the first non-empty finish_reason of the chunk's choices.

@@ -19,8 +19,11 @@ type ChunkSummary struct {
 	// Choices is the number of entries of "choices".
 	Choices int
 	// Content is true when a choice carries text, content or reasoning
-	// content that is not empty, or tool-call deltas.
+	// (reasoning_content, or Ollama's and others' reasoning) that is not
+	// empty, or tool-call deltas; Answer when it carries any of them but
+	// reasoning (a reasoning model's answer, after its thinking).
 	Content bool
+	Answer  bool
 	// Finish is the first non-empty finish_reason of the choices.
 	Finish []byte
 	// HasUsage is true when the chunk carries a usage object, kept in Usage.
@@ -64,6 +67,7 @@ func (s *ChunkSummary) fromChunk(c *Chunk) {
 	s.Choices = len(c.Choices)
 	n, tools := c.ContentLen()
 	s.Content = n > 0 || tools
+	s.Answer = n > c.ReasoningLen() || tools
 	s.HasUsage = c.Usage != nil
 	s.Usage = Usage{}
 	if c.Usage != nil {
@@ -78,7 +82,7 @@ func (s *ChunkSummary) fromChunk(c *Chunk) {
 var (
 	chunkNames  = [][]byte{[]byte("id"), []byte("object"), []byte("created"), []byte("model"), []byte("choices"), []byte("usage"), []byte("error")}
 	choiceNames = [][]byte{[]byte("index"), []byte("delta"), []byte("text"), []byte("finish_reason")}
-	deltaNames  = [][]byte{[]byte("role"), []byte("content"), []byte("reasoning_content"), []byte("tool_calls")}
+	deltaNames  = [][]byte{[]byte("role"), []byte("content"), []byte("reasoning_content"), []byte("reasoning"), []byte("tool_calls")}
 	usageNames  = [][]byte{[]byte("prompt_tokens"), []byte("completion_tokens"), []byte("total_tokens")}
 )
 
@@ -226,7 +230,7 @@ func scanChoice(d []byte, i int, s *ChunkSummary) (int, bool) {
 			var n int
 			n, i, ok = scanContent(d, i)
 			if n > 0 {
-				s.Content = true
+				s.Content, s.Answer = true, true
 			}
 		case "finish_reason":
 			bit = 8
@@ -275,15 +279,19 @@ func scanDelta(d []byte, i int, s *ChunkSummary) (int, bool) {
 		case "role":
 			bit = 1
 			i, ok = skipStrOrNull(d, i)
-		case "content", "reasoning_content":
+		case "content", "reasoning_content", "reasoning":
 			bit = 2
-			if key[0] == 'r' {
+			switch string(key) {
+			case "reasoning_content":
 				bit = 4
+			case "reasoning":
+				bit = 16
 			}
 			var n int
 			n, i, ok = scanContent(d, i)
 			if n > 0 {
 				s.Content = true
+				s.Answer = s.Answer || bit == 2
 			}
 		case "tool_calls":
 			bit = 8
@@ -291,7 +299,7 @@ func scanDelta(d []byte, i int, s *ChunkSummary) (int, bool) {
 				i += 4
 				break
 			}
-			s.Content = true
+			s.Content, s.Answer = true, true
 			i, ok = jsonscan.Value(d, i)
 		default:
 			if foldsTo(key, deltaNames) {

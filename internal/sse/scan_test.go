@@ -1,6 +1,9 @@
 package sse
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,6 +64,9 @@ var chunkSamples = []string{
 	`{"choices":[],"usage":{}}`,
 	`{"choices":[],"usage":null}`,
 	`{}`, `[]`, `null`, `"x"`, `1`, ``, ` `, `{`, `{"choices":[`, `not json`,
+	`{"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"We"}}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning":"a","reasoning":"b"}}]}`,
+	`{"choices":[{"index":0,"delta":{"Reasoning":"a","content":"b"}}]}`,
 }
 
 func summaryOf(t testing.TB, data []byte) (ChunkSummary, error) {
@@ -81,6 +87,7 @@ func assertSameSummary(t testing.TB, want, got *ChunkSummary, data []byte) {
 	assert.Equal(t, string(want.Model), string(got.Model), msg)
 	assert.Equal(t, want.Choices, got.Choices, msg)
 	assert.Equal(t, want.Content, got.Content, msg)
+	assert.Equal(t, want.Answer, got.Answer, msg)
 	assert.Equal(t, string(want.Finish), string(got.Finish), msg)
 	assert.Equal(t, want.HasUsage, got.HasUsage, msg)
 	assert.Equal(t, want.Usage, got.Usage, msg)
@@ -186,4 +193,31 @@ func FuzzScanChunk(f *testing.F) {
 			assertSameSummary(t, &want, &fast, data)
 		}
 	})
+}
+
+// TestScanRealReasoningChunks reads real reasoning-model chunks
+// (testdata/real, sources in SOURCES.md): thinking under reasoning (Ollama)
+// or reasoning_content (llama.cpp, vLLM) is content but no answer, on the
+// fast path and the decoder alike.
+func TestScanRealReasoningChunks(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "real", "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for n, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var s ChunkSummary
+			require.NoError(t, ScanChunk([]byte(line), &s), "%s:%d", f, n+1)
+			assert.True(t, s.Content, "%s:%d: thinking is generated content", f, n+1)
+			assert.False(t, s.Answer, "%s:%d: thinking is not the answer", f, n+1)
+			want, _ := summaryOf(t, []byte(line))
+			assertSameSummary(t, &want, &s, []byte(line))
+		}
+	}
+	var s ChunkSummary
+	require.NoError(t, ScanChunk([]byte(`{"choices":[{"index":0,"delta":{"content":"Hi","reasoning":""}}]}`), &s))
+	assert.True(t, s.Answer)
+	require.NoError(t, ScanChunk([]byte(`{"choices":[{"index":0,"delta":{"content":"","reasoning":"x","tool_calls":[{"index":0}]}}]}`), &s))
+	assert.True(t, s.Answer, "a tool call is an answer")
 }

@@ -18,33 +18,35 @@ import (
 // Attributes of live client spans beyond the GenAI conventions: measured
 // timings in seconds, from the scheduled send time unless stated.
 const (
-	attrLiveQueueTime   = genai.AttrLoadgenQueueTime       // scheduled → dispatched from the client queue
-	attrLiveDNS         = "llm_loadgen.dns_time"           // DNS lookup
-	attrLiveConnect     = "llm_loadgen.connect_time"       // TCP connect
-	attrLiveTLS         = "llm_loadgen.tls_time"           // TLS handshake
-	attrLiveReused      = "llm_loadgen.conn_reused"        // connection taken from the idle pool
-	attrLiveFirstByte   = "llm_loadgen.first_byte"         // scheduled → first response byte
-	attrLiveTTFT        = "llm_loadgen.ttft"               // scheduled → first content chunk
-	attrLiveTTFC        = "llm_loadgen.ttfc"               // scheduled → first chunk with choices (role chunk counts)
-	attrLiveE2E         = "llm_loadgen.e2e"                // scheduled → last content chunk
-	attrLiveTPOT        = "llm_loadgen.tpot"               // (e2e − ttft)/(output tokens − 1)
-	attrLiveITLMean     = genai.AttrLoadgenITLMean         // mean gap between content chunks
-	attrLiveITLMax      = genai.AttrLoadgenITLMax          // largest gap
-	attrLiveChunks      = "llm_loadgen.chunks"             // content chunks
-	attrLiveEvents      = "llm_loadgen.events"             // SSE events parsed
-	attrLiveDone        = "llm_loadgen.done_seen"          // data: [DONE] arrived
-	attrLiveUsageSeen   = "llm_loadgen.usage_seen"         // a usage object arrived
-	attrLiveRequestID   = "llm_loadgen.request_id"         // server's x-request-id
-	attrLiveSeq         = genai.AttrLoadgenSequence        // request number in the run
-	attrLiveRetryAfter  = "llm_loadgen.retry_after"        // Retry-After of a refused request
-	attrLiveErrorDetail = "llm_loadgen.error_message"      // what went wrong, in words
-	attrLiveDatasetRow  = "llm_loadgen.dataset.row"        // line (jsonl) or conversation (sharegpt) of live.dataset
-	attrLivePrefixGroup = "llm_loadgen.prefix.group"       // shared-prefix group of the request
-	attrLiveCacheable   = genai.AttrLoadgenCacheableTokens // its tokens shared with the group
-	attrLiveTurn        = genai.AttrLoadgenSessionTurn     // the turn's number in its session (1-based)
-	attrLiveHistory     = genai.AttrLoadgenHistoryTokens   // tokens of the earlier turns it carried
-	attrLivePromptToks  = "llm_loadgen.prompt.tokens"      // the client's count of the prompt's tokens
-	attrLiveTokenizer   = "llm_loadgen.prompt.tokenizer"   // the tokenizer that count is exact under; absent: an estimate
+	attrLiveQueueTime   = genai.AttrLoadgenQueueTime         // scheduled → dispatched from the client queue
+	attrLiveDNS         = "llm_loadgen.dns_time"             // DNS lookup
+	attrLiveConnect     = "llm_loadgen.connect_time"         // TCP connect
+	attrLiveTLS         = "llm_loadgen.tls_time"             // TLS handshake
+	attrLiveReused      = "llm_loadgen.conn_reused"          // connection taken from the idle pool
+	attrLiveFirstByte   = "llm_loadgen.first_byte"           // scheduled → first response byte
+	attrLiveTTFT        = "llm_loadgen.ttft"                 // scheduled → first content chunk
+	attrLiveTTFC        = "llm_loadgen.ttfc"                 // scheduled → first chunk with choices (role chunk counts)
+	attrLiveE2E         = "llm_loadgen.e2e"                  // scheduled → last content chunk
+	attrLiveTTFA        = "llm_loadgen.time_to_first_answer" // scheduled → first content that is not reasoning
+	attrLiveReasoning   = "llm_loadgen.reasoning_chunks"     // content chunks with reasoning only
+	attrLiveTPOT        = "llm_loadgen.tpot"                 // (e2e − ttft)/(output tokens − 1)
+	attrLiveITLMean     = genai.AttrLoadgenITLMean           // mean gap between content chunks
+	attrLiveITLMax      = genai.AttrLoadgenITLMax            // largest gap
+	attrLiveChunks      = "llm_loadgen.chunks"               // content chunks
+	attrLiveEvents      = "llm_loadgen.events"               // SSE events parsed
+	attrLiveDone        = "llm_loadgen.done_seen"            // data: [DONE] arrived
+	attrLiveUsageSeen   = "llm_loadgen.usage_seen"           // a usage object arrived
+	attrLiveRequestID   = "llm_loadgen.request_id"           // server's x-request-id
+	attrLiveSeq         = genai.AttrLoadgenSequence          // request number in the run
+	attrLiveRetryAfter  = "llm_loadgen.retry_after"          // Retry-After of a refused request
+	attrLiveErrorDetail = "llm_loadgen.error_message"        // what went wrong, in words
+	attrLiveDatasetRow  = "llm_loadgen.dataset.row"          // line (jsonl) or conversation (sharegpt) of live.dataset
+	attrLivePrefixGroup = "llm_loadgen.prefix.group"         // shared-prefix group of the request
+	attrLiveCacheable   = genai.AttrLoadgenCacheableTokens   // its tokens shared with the group
+	attrLiveTurn        = genai.AttrLoadgenSessionTurn       // the turn's number in its session (1-based)
+	attrLiveHistory     = genai.AttrLoadgenHistoryTokens     // tokens of the earlier turns it carried
+	attrLivePromptToks  = "llm_loadgen.prompt.tokens"        // the client's count of the prompt's tokens
+	attrLiveTokenizer   = "llm_loadgen.prompt.tokenizer"     // the tokenizer that count is exact under; absent: an estimate
 	attrHTTPStatus      = genai.AttrHTTPResponseStatusCode
 	attrResponseID      = genai.AttrResponseID
 	attrRequestMaxTok   = "gen_ai.request.max_tokens"
@@ -220,6 +222,14 @@ func putStreamTimes(a pcommon.Map, res *liveResult) {
 		a.PutDouble(genai.AttrTimeToFirstChunk, secs(res.ttft()))
 		a.PutDouble(attrLiveTTFT, secs(res.ttft()))
 		a.PutDouble(attrLiveE2E, secs(res.e2e()))
+	}
+	// A reasoning model thinks before it answers: the time to its first
+	// answer token is a number of its own.
+	if res.ReasoningChunks > 0 {
+		a.PutInt(attrLiveReasoning, int64(res.ReasoningChunks))
+		if !res.FirstAnswer.IsZero() {
+			a.PutDouble(attrLiveTTFA, secs(sub(res.FirstAnswer, res.Scheduled)))
+		}
 	}
 	if d := res.tpot(); d > 0 {
 		a.PutDouble(attrLiveTPOT, secs(d))

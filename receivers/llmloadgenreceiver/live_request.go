@@ -57,7 +57,11 @@ type liveResult struct {
 	FirstByte   time.Time
 	Headers     time.Time // response headers received
 	FirstChunk  time.Time // first event with choices (role chunk counts)
-	FirstToken  time.Time // first event with content
+	FirstToken  time.Time // first event with content (reasoning included)
+	// FirstAnswer is the first event with content other than reasoning;
+	// ReasoningChunks counts the events with reasoning only.
+	FirstAnswer     time.Time
+	ReasoningChunks int
 	LastToken   time.Time
 	End         time.Time
 	ChunkTimes  []time.Time // content events (when chunk events are kept)

@@ -178,3 +178,25 @@ func TestLiveSessionConfigErrors(t *testing.T) {
 		assert.ErrorContains(t, cfg.Validate(), tc.want)
 	}
 }
+
+// TestLiveSessionsWithAReasoningModel: a session carries the model's
+// answers into the next turn, not its thinking, and the mock, which expects
+// exactly that, finds every history right.
+func TestLiveSessionsWithAReasoningModel(t *testing.T) {
+	mock := startMock(t, func(c *mockllm.Config) { c.ReasoningTokens = 5 })
+	cfg := liveConfig(mock.URL(), 9, 5)
+	cfg.Live.Session = LiveSessionConfig{Turns: 3, ThinkTime: 5 * time.Millisecond}
+	require.NoError(t, cfg.Validate())
+	run := startLive(t, cfg)
+	run.spans(t, 9)
+	run.stop(t)
+	checked := 0
+	for _, r := range mock.Records() {
+		if r.HistoryChecked {
+			checked++
+			assert.True(t, r.HistoryOK, "session %s turn %d", r.Session, r.SessionTurn)
+		}
+	}
+	assert.Positive(t, checked)
+	assert.Zero(t, mock.Stats().HistoryMismatches)
+}

@@ -136,6 +136,11 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 	}
 	if chunk.Content {
 		c.takeContent(at, order, res, pt)
+		if !chunk.Answer {
+			res.ReasoningChunks++
+		} else if res.FirstAnswer.IsZero() {
+			res.FirstAnswer = at
+		}
 		if res.session != nil {
 			appendAnswer(data, res)
 		}

@@ -409,3 +409,25 @@ func TestLiveSweepFindsKnee(t *testing.T) {
 	assert.InDelta(t, 2.0, lr.sweepKnee, 1e-9)
 	assert.Equal(t, "saturated", lr.sweepStoppedBy)
 }
+
+// TestLiveReasoningModel: a reasoning model's thinking (Ollama's
+// delta.reasoning) is generated output: TTFT is its first token and it
+// counts in the output tokens; the time to the first answer token is
+// reported as well.
+func TestLiveReasoningModel(t *testing.T) {
+	mock := startMock(t, func(c *mockllm.Config) {
+		c.ReasoningTokens, c.ReasoningField, c.Jitter, c.TTFT, c.ITL = 4, "reasoning", 0, 30*time.Millisecond, 10*time.Millisecond
+	})
+	run := startLive(t, liveConfig(mock.URL(), 2, 20))
+	spans := run.spans(t, 2)
+	run.stop(t)
+	for _, sp := range spans {
+		a := sp.Attributes().AsRaw()
+		require.Empty(t, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
+		assert.EqualValues(t, 16, a[genai.AttrUsageOutputTokens], "thinking tokens are output tokens")
+		assert.EqualValues(t, 4, a[attrLiveReasoning])
+		ttft, ttfa := a[attrLiveTTFT].(float64), a[attrLiveTTFA].(float64)
+		assert.InDelta(t, 0.030, ttft, 0.025, "TTFT is the first thinking token")
+		assert.GreaterOrEqual(t, ttfa-ttft, 4*0.010*0.9, "the answer starts after four more gaps")
+	}
+}
