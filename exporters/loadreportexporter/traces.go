@@ -350,7 +350,11 @@ func (s *state) addTTFT(g *group, start int64, dur float64, ttftOutside bool) (f
 func addITL(g *group, sp ptrace.Span, tpot float64, out int64) {
 	if gaps := chunkGaps(sp); len(gaps) > 0 {
 		for _, gap := range gaps {
-			g.itl.add(gap)
+			if gap.tokens > 1 {
+				g.itl.addCount(gap.s/float64(gap.tokens), float64(gap.tokens))
+				continue
+			}
+			g.itl.add(gap.s)
 		}
 		g.itlFromEvents++
 	} else if !math.IsNaN(tpot) {
@@ -380,22 +384,42 @@ func (s *state) meetsGoodput(dur, ttft float64, hasTTFT bool, tpot float64) bool
 	return true
 }
 
-// chunkGaps returns the gaps in seconds between consecutive chunk events.
-func chunkGaps(sp ptrace.Span) []float64 {
+// chunkGap is the time between two chunk events and the tokens the later
+// chunk carried (llm_loadgen.chunk.tokens; 1 when the event does not say).
+type chunkGap struct {
+	s      float64
+	tokens int64
+}
+
+// chunkGaps returns the gaps between consecutive chunk events. A chunk of k
+// tokens ends a gap that is k inter-token latencies of gap/k each (servers
+// that send several tokens per chunk: speculative decoding, usage per
+// chunk).
+func chunkGaps(sp ptrace.Span) []chunkGap {
 	evs := sp.Events()
-	var ts []int64
-	for i := 0; i < evs.Len(); i++ {
-		if chunkEventNames[evs.At(i).Name()] {
-			ts = append(ts, int64(evs.At(i).Timestamp()))
-		}
+	type chunkEvent struct {
+		t      int64
+		tokens int64
 	}
-	if len(ts) < 2 {
+	var cs []chunkEvent
+	for i := 0; i < evs.Len(); i++ {
+		e := evs.At(i)
+		if !chunkEventNames[e.Name()] {
+			continue
+		}
+		n, ok := intAttr(e.Attributes(), genai.AttrLoadgenChunkTokens)
+		if !ok || n < 1 {
+			n = 1
+		}
+		cs = append(cs, chunkEvent{int64(e.Timestamp()), n})
+	}
+	if len(cs) < 2 {
 		return nil
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	gaps := make([]float64, 0, len(ts)-1)
-	for i := 1; i < len(ts); i++ {
-		gaps = append(gaps, float64(ts[i]-ts[i-1])/1e9)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].t < cs[j].t })
+	gaps := make([]chunkGap, 0, len(cs)-1)
+	for i := 1; i < len(cs); i++ {
+		gaps = append(gaps, chunkGap{float64(cs[i].t-cs[i-1].t) / 1e9, cs[i].tokens})
 	}
 	return gaps
 }

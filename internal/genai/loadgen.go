@@ -25,6 +25,9 @@ const (
 	// between content chunks, in seconds.
 	AttrLoadgenITLMean = "llm_loadgen.itl_mean"
 	AttrLoadgenITLMax  = "llm_loadgen.itl_max"
+	// AttrLoadgenITLPerToken is the mean inter-token latency when the
+	// chunks' token counts are known: the gaps' sum over their tokens.
+	AttrLoadgenITLPerToken = "llm_loadgen.itl_per_token_mean"
 )
 
 // Span attributes of llm_loadgen's synthetic spans that other components read.
@@ -68,8 +71,14 @@ const (
 )
 
 // EventLoadgenLiveChunk is the span event live mode writes for each content
-// chunk (chunk_events: all), at the time the chunk was read.
-const EventLoadgenLiveChunk = "gen_ai.chunk"
+// chunk (chunk_events: all), at the time the chunk was read. When the
+// server said how many tokens the chunk carried (usage on every chunk), the
+// event has AttrLoadgenChunkTokens: load_report then splits the gap that
+// chunk ended into that many inter-token latencies.
+const (
+	EventLoadgenLiveChunk  = "gen_ai.chunk"
+	AttrLoadgenChunkTokens = "llm_loadgen.chunk.tokens"
+)
 
 // ChunkEventNames are the span event names that mark one streamed chunk, as
 // llm_loadgen writes them per synthetic dialect (GenAI, OpenLLMetry, legacy

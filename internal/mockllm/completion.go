@@ -40,6 +40,8 @@ type completionRequest struct {
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
+		// ContinuousUsageStats (vLLM) puts the usage so far on every chunk.
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
 	User                string `json:"user"`
 	MaxTokens           *int   `json:"max_tokens"`

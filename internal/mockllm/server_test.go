@@ -386,3 +386,24 @@ func TestReasoningModelStream(t *testing.T) {
 	c.ReasoningField = "thoughts"
 	assert.ErrorContains(t, c.Validate(), `reasoning_field: must be reasoning_content or reasoning, got "thoughts"`)
 }
+
+// TestContinuousUsage: with stream_options.continuous_usage_stats (and
+// include_usage, as vLLM asks) every chunk carries the usage so far.
+func TestContinuousUsage(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.TokensPerChunk = 3 })
+	resp := post(t, s.URL()+"/v1/chat/completions",
+		`{"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"messages":[]}`, nil)
+	out := readStream(resp.Body)
+	require.True(t, out.done)
+	var completions []int
+	for _, c := range out.chunks {
+		require.NotNil(t, c.Usage, "every chunk has its usage")
+		completions = append(completions, c.Usage.CompletionTokens)
+	}
+	// Role chunk 0, content chunks of 3, 3 and 2 of 8 tokens, finish, the usage chunk.
+	assert.Equal(t, []int{0, 3, 6, 8, 8, 8}, completions)
+	plain := post(t, s.URL()+"/v1/chat/completions", `{"stream":true,"stream_options":{"continuous_usage_stats":true},"messages":[]}`, nil)
+	for _, c := range readStream(plain.Body).chunks {
+		assert.Nil(t, c.Usage, "without include_usage there is no usage")
+	}
+}

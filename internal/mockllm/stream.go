@@ -19,6 +19,10 @@ type chunkWriter struct {
 	head    string // `data: {"id":…,"choices":[{"index":0,`
 	usage   bool
 	chatAPI bool
+	// continuous puts the usage so far on every chunk (vLLM's
+	// continuous_usage_stats): prompt tokens and the completion tokens sent.
+	continuous         bool
+	prompt, completion int
 }
 
 func newChunkWriter(w http.ResponseWriter, ep endpoint, id, model string, created int64, includeUsage bool) *chunkWriter {
@@ -58,11 +62,30 @@ func (c *chunkWriter) choice(role, text, finish string) {
 		b = strconv.AppendQuote(b, finish)
 	}
 	b = append(b, `}]`...)
-	if c.usage {
+	c.buf = c.appendChunkUsage(b)
+}
+
+// appendChunkUsage ends a chunk with its usage member: the usage so far
+// with continuous usage, null when usage comes in a chunk of its own.
+func (c *chunkWriter) appendChunkUsage(b []byte) []byte {
+	switch {
+	case c.continuous:
+		b = append(b, `,"usage":`...)
+		b = appendUsage(b, c.prompt, c.completion)
+	case c.usage:
 		b = append(b, `,"usage":null`...)
 	}
-	b = append(b, "}\n\n"...)
-	c.buf = b
+	return append(b, "}\n\n"...)
+}
+
+func appendUsage(b []byte, prompt, completion int) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(completion), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt+completion), 10)
+	return append(b, '}')
 }
 
 // reasoning writes one chat chunk of thinking under delta.<field>, with
@@ -74,23 +97,14 @@ func (c *chunkWriter) reasoning(field, text string) {
 	b = append(b, `":`...)
 	b = strconv.AppendQuote(b, text)
 	b = append(b, `},"logprobs":null,"finish_reason":null}]`...)
-	if c.usage {
-		b = append(b, `,"usage":null`...)
-	}
-	b = append(b, "}\n\n"...)
-	c.buf = b
+	c.buf = c.appendChunkUsage(b)
 }
 
 func (c *chunkWriter) usageChunk(prompt, completion int) {
 	b := append(c.buf[:0], c.head...)
-	b = append(b, `],"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(completion), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt+completion), 10)
-	b = append(b, "}}\n\n"...)
-	c.buf = b
+	b = append(b, `],"usage":`...)
+	b = appendUsage(b, prompt, completion)
+	c.buf = append(b, "}\n\n"...)
 }
 
 func (c *chunkWriter) raw(s string) { c.buf = append(c.buf[:0], s...) }
@@ -137,6 +151,9 @@ func (s *Server) openStream(w http.ResponseWriter, ep endpoint, q *completionReq
 	w.WriteHeader(http.StatusOK)
 	rec.Status = http.StatusOK
 	cw := newChunkWriter(w, ep, rec.ID, q.Model, s.created, rec.IncludeUsage)
+	if q.StreamOptions != nil && q.StreamOptions.IncludeUsage && q.StreamOptions.ContinuousUsageStats {
+		cw.continuous, cw.prompt = true, rec.PromptTokens
+	}
 	if err := cw.rc.Flush(); err != nil {
 		rec.ClientGone = true
 		return nil, false
@@ -194,6 +211,7 @@ func (s *Server) streamTokens(ctx context.Context, cw *chunkWriter, p plan, faul
 		// client cannot see it earlier, however late this goroutine runs
 		// after the write.
 		now := time.Now()
+		cw.completion = sent + n
 		if thinking {
 			cw.reasoning(s.cfg.ReasoningField, string(text))
 		} else {

@@ -45,6 +45,10 @@ type LiveConfig struct {
 	// usage chunk (stream_options.include_usage).
 	Stream       bool `mapstructure:"stream"`
 	IncludeUsage bool `mapstructure:"include_usage"`
+	// ContinuousUsage asks for the usage so far on every chunk (vLLM's
+	// stream_options.continuous_usage_stats), so that a chunk of several
+	// tokens counts as that many inter-token latencies.
+	ContinuousUsage bool `mapstructure:"continuous_usage"`
 	// MaxTokens is max_tokens of every request; IgnoreEOS asks servers that
 	// support it (vLLM) to always generate MaxTokens.
 	MaxTokens int  `mapstructure:"max_tokens"`
@@ -251,6 +255,9 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 	}
 	if l.IncludeUsage && !l.Stream {
 		add(errors.New("live.include_usage: applies to streaming requests only; set live.stream: true or include_usage: false"))
+	}
+	if l.ContinuousUsage && !(l.Stream && l.IncludeUsage) {
+		add(errors.New("live.continuous_usage: needs live.stream and live.include_usage"))
 	}
 	for _, err := range l.validateWorkload() {
 		add(err)

@@ -67,6 +67,7 @@ func TestLoadLiveConfig(t *testing.T) {
 		{name: "live_sweep_bad_server", errs: []string{"live.sweep.server.metrics_url:", `"127.0.0.1:8000"`, "live.sweep.server.interval: must be > 0",
 			"live.sweep.server.kv_cache_usage: must be in [0, 1]", "live.sweep.server.confidence:"}},
 		{name: "live_server_without_sweep", errs: []string{"live.sweep.server:", "live.sweep.step_duration"}},
+		{name: "live_continuous_without_usage", errs: []string{"live.continuous_usage:", "live.include_usage"}},
 		{name: "live_bad_arrival", errs: []string{"arrival.type:", `"bursty"`, "constant, poisson, gamma, concurrency"}},
 	}
 	for _, tt := range tests {

@@ -242,6 +242,9 @@ func putStreamTimes(a pcommon.Map, res *liveResult) {
 		}
 		a.PutDouble(attrLiveITLMean, sum/float64(len(res.Gaps)))
 		a.PutDouble(attrLiveITLMax, mx)
+		if res.TokensKnown {
+			a.PutDouble(genai.AttrLoadgenITLPerToken, sum/float64(gapTokens(res)))
+		}
 	}
 }
 
@@ -269,6 +272,20 @@ func (r *liveRenderer) putOutcome(sp ptrace.Span, res *liveResult) {
 	}
 }
 
+// gapTokens is the tokens the gaps of res delivered: each chunk's count
+// where known, one where not.
+func gapTokens(res *liveResult) int {
+	n := 0
+	for i := range res.Gaps {
+		if i < len(res.GapTokens) && res.GapTokens[i] > 0 {
+			n += int(res.GapTokens[i])
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 // addEvents adds the span events of the request's milestones and, as
 // chunk_events says, of its content chunks.
 func (r *liveRenderer) addEvents(ev ptrace.SpanEventSlice, res *liveResult) {
@@ -284,6 +301,9 @@ func (r *liveRenderer) addEvents(ev ptrace.SpanEventSlice, res *liveResult) {
 			e.SetName(genai.EventLoadgenLiveChunk)
 			e.SetTimestamp(ts(t))
 			e.Attributes().PutInt("llm_loadgen.chunk.index", int64(i))
+			if i < len(res.ChunkTokens) && res.ChunkTokens[i] > 0 {
+				e.Attributes().PutInt(genai.AttrLoadgenChunkTokens, int64(res.ChunkTokens[i]))
+			}
 		}
 	case chunkEventsFirst:
 		addEvent(ev, genai.EventLoadgenFirstChunk, res.FirstToken)

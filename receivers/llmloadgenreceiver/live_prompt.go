@@ -304,7 +304,11 @@ func (b *promptBuilder) marshalBody(msgs []liveMessage, maxTokens int, user stri
 	body["max_tokens"] = maxTokens
 	body["stream"] = b.cfg.Stream
 	if b.cfg.Stream && b.cfg.IncludeUsage {
-		body["stream_options"] = map[string]bool{"include_usage": true}
+		opts := map[string]bool{"include_usage": true}
+		if b.cfg.ContinuousUsage {
+			opts["continuous_usage_stats"] = true
+		}
+		body["stream_options"] = opts
 	}
 	if b.cfg.IgnoreEOS {
 		body["ignore_eos"] = true

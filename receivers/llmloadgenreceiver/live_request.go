@@ -51,17 +51,24 @@ type liveResult struct {
 	Dispatched time.Time // when it left the client-side queue
 	// Net holds DNS, connect and TLS times; the transport may report them
 	// from its dialing goroutine.
-	Net         netTimes
-	ConnReused  bool
-	WroteReq    time.Time
-	FirstByte   time.Time
-	Headers     time.Time // response headers received
-	FirstChunk  time.Time // first event with choices (role chunk counts)
-	FirstToken  time.Time // first event with content (reasoning included)
+	Net        netTimes
+	ConnReused bool
+	WroteReq   time.Time
+	FirstByte  time.Time
+	Headers    time.Time // response headers received
+	FirstChunk time.Time // first event with choices (role chunk counts)
+	FirstToken time.Time // first event with content (reasoning included)
 	// FirstAnswer is the first event with content other than reasoning;
 	// ReasoningChunks counts the events with reasoning only.
 	FirstAnswer     time.Time
 	ReasoningChunks int
+	// GapTokens are the tokens of the chunk that ended each gap of Gaps, and
+	// ChunkTokens those of each chunk of ChunkTimes, from the usage on the
+	// chunks (continuous usage); 0 where unknown, nil while none is known.
+	// TokensKnown is set when any chunk's count was known.
+	GapTokens   []int32
+	ChunkTokens []int32
+	TokensKnown bool
 	LastToken   time.Time
 	End         time.Time
 	ChunkTimes  []time.Time // content events (when chunk events are kept)

@@ -119,6 +119,7 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 			res.RespModel = string(chunk.Model)
 		}
 	}
+	prevOut, hadUsage := res.OutputTokens, res.UsageSeen
 	if chunk.HasUsage {
 		res.UsageSeen = true
 		res.InputTokens = chunk.Usage.PromptTokens
@@ -135,7 +136,7 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 		res.FirstChunk = at
 	}
 	if chunk.Content {
-		c.takeContent(at, order, res, pt)
+		c.takeContent(at, order, res, pt, chunkTokens(chunk, prevOut, hadUsage))
 		if !chunk.Answer {
 			res.ReasoningChunks++
 		} else if res.FirstAnswer.IsZero() {
@@ -153,9 +154,36 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 	}
 }
 
-// takeContent records the time of a content event and the gap since the
-// previous one; the first one ends the TTFT phase.
-func (c *liveClient) takeContent(at time.Time, order *eventOrder, res *liveResult, pt *phaseTimer) {
+// chunkTokens is the number of tokens a content chunk carries when the
+// usage on it says (vLLM's continuous_usage_stats: the completion tokens so
+// far on every chunk), else 0 (unknown).
+func chunkTokens(chunk *sse.ChunkSummary, prevOut int, hadUsage bool) int {
+	if !chunk.HasUsage {
+		return 0
+	}
+	if !hadUsage {
+		prevOut = 0
+	}
+	return max(chunk.Usage.CompletionTokens-prevOut, 0)
+}
+
+// appendTokens appends a chunk's token count to counts, which holds the
+// counts of the n chunks before it; it stays nil (no memory) until a count
+// is known, and is then filled with zeros (unknown) for the chunks before.
+func appendTokens(counts []int32, n, tokens int) []int32 {
+	if counts == nil {
+		if tokens == 0 {
+			return nil
+		}
+		counts = make([]int32, n, n+16)
+	}
+	return append(counts, int32(tokens))
+}
+
+// takeContent records the time of a content event, the gap since the
+// previous one and the tokens it carried (0: unknown); the first one ends
+// the TTFT phase.
+func (c *liveClient) takeContent(at time.Time, order *eventOrder, res *liveResult, pt *phaseTimer, tokens int) {
 	if order.finishAt >= 0 {
 		res.fail(errTypeEventOrder, errors.New("content after finish_reason"))
 	}
@@ -164,11 +192,14 @@ func (c *liveClient) takeContent(at time.Time, order *eventOrder, res *liveResul
 		pt.arm(c.cfg.Timeouts.Idle, phaseIdle)
 	} else {
 		res.Gaps = append(res.Gaps, at.Sub(res.LastToken).Seconds())
+		res.GapTokens = appendTokens(res.GapTokens, len(res.Gaps)-1, tokens)
 	}
+	res.TokensKnown = res.TokensKnown || tokens > 0
 	res.LastToken = at
 	res.Chunks++
 	if c.keepTimes {
 		res.ChunkTimes = append(res.ChunkTimes, at)
+		res.ChunkTokens = appendTokens(res.ChunkTokens, len(res.ChunkTimes)-1, tokens)
 	}
 }
 

@@ -431,3 +431,38 @@ func TestLiveReasoningModel(t *testing.T) {
 		assert.GreaterOrEqual(t, ttfa-ttft, 4*0.010*0.9, "the answer starts after four more gaps")
 	}
 }
+
+// TestLiveITLPerToken: a server that sends 1, 2 or 4 tokens per chunk with
+// the usage on every chunk. The chunk gaps are k times the per-token gap;
+// each chunk event says its tokens, and the per-token mean is the mock's
+// inter-token latency whatever k is.
+func TestLiveITLPerToken(t *testing.T) {
+	for _, k := range []int{1, 2, 4} {
+		mock := startMock(t, func(c *mockllm.Config) {
+			c.TokensPerChunk, c.OutputTokens, c.Jitter, c.ITL = k, 16, 0, 10*time.Millisecond
+		})
+		cfg := liveConfig(mock.URL(), 2, 20)
+		cfg.Live.ContinuousUsage, cfg.Live.ChunkEvents = true, chunkEventsAll
+		run := startLive(t, cfg)
+		spans := run.spans(t, 2)
+		run.stop(t)
+		for _, sp := range spans {
+			require.Empty(t, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
+			assert.EqualValues(t, 16, sp.Attributes().AsRaw()[genai.AttrUsageOutputTokens])
+			perToken := attrF(sp, genai.AttrLoadgenITLPerToken)
+			chunkGap := attrF(sp, attrLiveITLMean)
+			assert.InDelta(t, 0.010, perToken, 0.004, "k=%d: per token", k)
+			assert.InDelta(t, float64(k)*0.010, chunkGap, 0.004*float64(k), "k=%d: per chunk", k)
+			tokens := int64(0)
+			evs := sp.Events()
+			for i := 0; i < evs.Len(); i++ {
+				if evs.At(i).Name() == genai.EventLoadgenLiveChunk {
+					v, ok := evs.At(i).Attributes().Get(genai.AttrLoadgenChunkTokens)
+					require.True(t, ok, "k=%d: every chunk event says its tokens", k)
+					tokens += v.Int()
+				}
+			}
+			assert.EqualValues(t, 16, tokens, "k=%d", k)
+		}
+	}
+}

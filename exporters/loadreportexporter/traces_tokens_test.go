@@ -1,0 +1,41 @@
+package loadreportexporter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+)
+
+// TestITLSplitsChunksOfSeveralTokens: chunk events that say they carried k
+// tokens (llm_loadgen.chunk.tokens) end a gap of k inter-token latencies;
+// events that say nothing count one each.
+func TestITLSplitsChunksOfSeveralTokens(t *testing.T) {
+	st := newTestState(testConfig(t))
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	// Four chunks of 4 tokens, 40 ms apart: 12 latencies of 10 ms.
+	addReq(ss, req{dur: time.Second, ttft: 100 * time.Millisecond, out: 16, target: "t", model: "m", scenario: "s"})
+	sp := ss.At(0)
+	start := sp.StartTimestamp().AsTime()
+	for i := 0; i < 4; i++ {
+		ev := sp.Events().AppendEmpty()
+		ev.SetName(genai.EventLoadgenLiveChunk)
+		ev.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(100*time.Millisecond + time.Duration(i)*40*time.Millisecond)))
+		ev.Attributes().PutInt(genai.AttrLoadgenChunkTokens, 4)
+	}
+	// Three chunks without a count, 30 ms apart: two latencies of 30 ms.
+	addReq(ss, req{at: time.Second, dur: time.Second, ttft: 100 * time.Millisecond, out: 3, target: "t", model: "m", scenario: "s",
+		chunks: []time.Duration{100 * time.Millisecond, 130 * time.Millisecond, 160 * time.Millisecond}})
+	st.consumeTraces(td)
+	r := st.build(true)
+	require.NotNil(t, r.Total.ITL)
+	assert.EqualValues(t, 14, r.Total.ITL.Count, "12 from the 3 gaps of 4 tokens, 2 from the plain gaps")
+	assert.InDelta(t, (12*0.010+2*0.030)/14, r.Total.ITL.Mean, 1e-6, "the report keeps six digits")
+	assert.InDelta(t, 0.010, r.Total.ITL.P50, 0.010*0.02)
+}
