@@ -76,40 +76,51 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		goodRatio := 0.0
-		if s.sent > 0 {
-			goodRatio = float64(s.good) / float64(s.sent)
-		}
-		// The endpoint keeps up when requests complete (over the step and
-		// the drain of its last requests) about as fast as they were offered.
-		offered := float64(s.sent) / sw.StepDuration.Seconds()
-		completedRate := float64(s.completed) / wall
-		r.logger.Info("llm_loadgen live sweep step",
-			zap.Float64("rate", rate), zap.Int64("sent", s.sent), zap.Int64("completed", s.completed),
-			zap.Int64("good", s.good), zap.Float64("good_ratio", goodRatio), zap.Float64("offered_per_s", offered), zap.Float64("completed_per_s", completedRate))
 		if s.sent == 0 {
+			r.logStep(s, wall, 0)
 			continue
 		}
-		if goodRatio < sw.MinGoodRatio {
-			verdict = "slo_broken"
+		if v := r.stepVerdict(s, wall, watch); v != "" {
+			verdict = v
 			break
-		}
-		if completedRate < sw.SaturationRatio*offered {
-			verdict = "saturated"
-			break
-		}
-		if watch != nil {
-			if v, why := watch.verdict(); v != "" {
-				verdict = v
-				r.logger.Info("llm_loadgen live sweep: the server saturated", zap.Float64("rate", rate), zap.String("signal", v), zap.String("detail", why))
-				break
-			}
 		}
 		knee = rate
 	}
 	r.sweepKnee, r.sweepStoppedBy = knee, verdict
 	r.tel.live.knee.Record(context.Background(), knee)
 	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
+}
+
+// stepVerdict judges a finished step over wall seconds (the step and the
+// drain of its last requests): "slo_broken", "saturated", a server signal
+// of sweep.server, or "" when it passed.
+func (r *liveRunner) stepVerdict(s sweepStep, wall float64, watch *serverWatch) string {
+	sw := r.lc.Sweep
+	goodRatio := float64(s.good) / float64(s.sent)
+	r.logStep(s, wall, goodRatio)
+	// The endpoint keeps up when requests complete (over the step and the
+	// drain of its last requests) about as fast as they were offered.
+	offered := float64(s.sent) / sw.StepDuration.Seconds()
+	switch {
+	case goodRatio < sw.MinGoodRatio:
+		return "slo_broken"
+	case float64(s.completed)/wall < sw.SaturationRatio*offered:
+		return "saturated"
+	}
+	if watch != nil {
+		if v, why := watch.verdict(); v != "" {
+			r.logger.Info("llm_loadgen live sweep: the server saturated", zap.Float64("rate", s.rate), zap.String("signal", v), zap.String("detail", why))
+			return v
+		}
+	}
+	return ""
+}
+
+func (r *liveRunner) logStep(s sweepStep, wall, goodRatio float64) {
+	r.logger.Info("llm_loadgen live sweep step",
+		zap.Float64("rate", s.rate), zap.Int64("sent", s.sent), zap.Int64("completed", s.completed),
+		zap.Int64("good", s.good), zap.Float64("good_ratio", goodRatio),
+		zap.Float64("offered_per_s", float64(s.sent)/r.lc.Sweep.StepDuration.Seconds()), zap.Float64("completed_per_s", float64(s.completed)/wall))
 }
 
 // watchServer scrapes the server during one step, until the returned
