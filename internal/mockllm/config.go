@@ -21,10 +21,11 @@ const (
 	FaultMalformed     = "malformed"      // one chunk is not valid JSON
 	FaultSlowHeaders   = "slow_headers"   // response headers delayed by SlowHeaders
 	FaultMissingDone   = "missing_done"   // the stream ends cleanly without [DONE]
+	FaultCutEvent      = "cut_event"      // the body ends cleanly inside an event (no blank line after it)
 )
 
 // Faults lists every fault kind.
-var Faults = []string{FaultRateLimit, FaultOverloaded, FaultContextLength, FaultErrorEvent, FaultStall, FaultDrop, FaultMalformed, FaultSlowHeaders, FaultMissingDone}
+var Faults = []string{FaultRateLimit, FaultOverloaded, FaultContextLength, FaultErrorEvent, FaultStall, FaultDrop, FaultMalformed, FaultSlowHeaders, FaultMissingDone, FaultCutEvent}
 
 // Request headers that override the latency model or pick a fault for one request.
 const (

@@ -332,6 +332,15 @@ func (s *Server) midStreamFault(ctx context.Context, cw *chunkWriter, fault stri
 		// connection (HTTP/1.1) or reset the stream (HTTP/2)
 		// without a clean end of the body.
 		panic(http.ErrAbortHandler)
+	case FaultCutEvent:
+		// A whole chunk, but no blank line after it: the event never
+		// completes, and the handler's return ends the body cleanly.
+		cw.choice("", " cut", "")
+		cw.buf = cw.buf[:len(cw.buf)-1]
+		rec.FinishReason = "cut"
+		setSpanError(span, "event_cut")
+		cw.send(rec)
+		return due, false
 	case FaultMalformed:
 		cw.raw(`data: {"id":"` + rec.ID + `","choices":[{"index":0,"delta":{"content":"` + "\n\n")
 		if !cw.send(rec) {

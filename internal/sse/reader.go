@@ -75,9 +75,15 @@ func (r *Reader) Reset(src io.Reader) {
 // maxKeptBuffer is the largest buffer Reset keeps.
 const maxKeptBuffer = 64 << 10
 
+// ErrUnterminatedEvent is Next's error when the body ended cleanly inside
+// an event (no blank line after its last field): the server stopped
+// mid-event, which a truncated transport (io.ErrUnexpectedEOF from the body
+// itself) is not. It wraps io.ErrUnexpectedEOF.
+var ErrUnterminatedEvent = fmt.Errorf("%w: the stream ended inside an event", io.ErrUnexpectedEOF)
+
 // Next returns the next event. At the end of the stream it returns io.EOF;
 // a final event that was not terminated by a blank line is discarded, as the
-// specification requires, and reported as io.ErrUnexpectedEOF.
+// specification requires, and reported as ErrUnterminatedEvent.
 func (r *Reader) Next() (Event, error) {
 	if r.err != nil {
 		return Event{}, r.err
@@ -89,8 +95,8 @@ func (r *Reader) Next() (Event, error) {
 	for {
 		line, ok, err := r.line()
 		if err != nil {
-			if errors.Is(err, io.EOF) && (pending || r.end > r.start) {
-				err = io.ErrUnexpectedEOF
+			if err == io.EOF && (pending || r.end > r.start) {
+				err = ErrUnterminatedEvent
 			}
 			r.err = err
 			return Event{}, err

@@ -75,6 +75,10 @@ func failStreamRead(rctx, runCtx context.Context, err error, res *liveResult) {
 		}
 	case errors.Is(err, sse.ErrEventTooLarge):
 		res.fail(errTypeTooLargeResponse, err)
+	case errors.Is(err, sse.ErrUnterminatedEvent):
+		// The body ended cleanly, mid-event: the server's end, not the
+		// connection's.
+		res.fail(errTypeIncomplete, err)
 	default:
 		res.fail(classifyErr(rctx, runCtx, err), err)
 	}

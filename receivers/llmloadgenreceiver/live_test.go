@@ -257,6 +257,7 @@ func TestLiveFaultClassification(t *testing.T) {
 		{fault: mockllm.FaultMalformed, want: errTypeMalformed},
 		{fault: mockllm.FaultSlowHeaders, want: errTypeTTFTTimeout, mutate: func(c *Config) { c.Live.Timeouts.TTFT = 300 * time.Millisecond }},
 		{fault: mockllm.FaultMissingDone, want: errTypeIncomplete},
+		{fault: mockllm.FaultCutEvent, want: errTypeIncomplete},
 		{fault: mockllm.FaultStall, want: errTypeDeadline, mutate: func(c *Config) {
 			c.Live.Timeouts.Total = 500 * time.Millisecond
 		}},

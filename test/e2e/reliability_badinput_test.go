@@ -279,6 +279,7 @@ var liveFaultErrorType = map[string]string{
 	mockllm.FaultMalformed:     "malformed_event",
 	mockllm.FaultSlowHeaders:   "ttft_timeout",
 	mockllm.FaultMissingDone:   "stream_incomplete",
+	mockllm.FaultCutEvent:      "stream_incomplete",
 }
 
 // liveFaultsOverlay makes a stalled stream and late headers time out well
