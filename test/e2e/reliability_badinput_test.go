@@ -337,6 +337,7 @@ func TestReliabilityLiveMockFaults(t *testing.T) {
 	for _, r := range records {
 		want[liveFaultErrorType[r.Fault]]++ // "" for no fault
 	}
+	t.Logf("%d of %d requests faulted, by error.type: %v", requests-want[""], requests, want)
 	got := map[string]int{}
 	for _, sp := range spans {
 		got[sp.errorType]++
