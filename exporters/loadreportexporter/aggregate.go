@@ -86,6 +86,7 @@ type tpoint struct {
 	outputTokens               int64
 	busy                       float64 // request-seconds inside the interval
 	targetRate                 float64 // highest offered rate seen, 0 when unknown
+	cap                        float64 // highest in-flight bound seen (llm_loadgen.concurrency_cap), 0 when unknown
 	ttft, e2e                  *sketch // of requests sent in the interval
 }
 
@@ -168,6 +169,7 @@ func (p *tpoint) merge(o *tpoint, spec sketchSpec) {
 	p.outputTokens += o.outputTokens
 	p.busy += o.busy
 	p.targetRate = max(p.targetRate, o.targetRate)
+	p.cap = max(p.cap, o.cap)
 	if o.ttft != nil {
 		p.sketchTTFT(spec).merge(o.ttft)
 	}

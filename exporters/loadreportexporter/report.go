@@ -66,6 +66,7 @@ func (s *state) build(final bool) *Report {
 	if origin == math.MaxInt64 {
 		origin = 0 // no request yet
 	}
+	r.SteadyState = s.steadyState()
 	r.Server = s.serverMetricsReport(r, origin)
 	r.Saturation = s.saturationWarnings(r, origin)
 	r.Histograms = Histograms{TTFT: histogramOf(total.ttft, 24), ITL: histogramOf(total.itl, 24)}

@@ -42,6 +42,9 @@ type Report struct {
 	// Saturation lists signs that the target ran out of capacity
 	// (saturation.go), earliest first.
 	Saturation []SaturationWarning `json:"saturation,omitempty"`
+	// SteadyState is the stretch in which requests in flight stayed near the
+	// generator's bound (steady.go); absent when the spans carry no bound.
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
 	// Baseline compares the total with an earlier report (baseline.go).
 	Baseline   *BaselineComparison `json:"baseline,omitempty"`
 	Histograms Histograms          `json:"histograms"`
@@ -359,4 +362,20 @@ type SaturationWarning struct {
 	Kind       string   `json:"kind"`
 	StartedAtS *float64 `json:"started_at_s,omitempty"`
 	Message    string   `json:"message"`
+}
+
+// SteadyState is the longest stretch of the run in which requests in
+// flight stayed at Share of the bound (Cap) or more, and the latencies of
+// the requests sent in it; StartS and EndS are seconds from the timeline's
+// start. Without such a stretch only Note, Cap and PeakInFlight are set.
+type SteadyState struct {
+	Cap          float64  `json:"cap"`
+	Share        float64  `json:"share"`
+	PeakInFlight float64  `json:"peak_in_flight"`
+	StartS       *float64 `json:"start_s,omitempty"`
+	EndS         *float64 `json:"end_s,omitempty"`
+	Requests     int64    `json:"requests"`
+	TTFT         *Latency `json:"ttft,omitempty"`
+	E2E          *Latency `json:"e2e,omitempty"`
+	Note         string   `json:"note,omitempty"`
 }

@@ -229,7 +229,7 @@ func (s *state) consumeSpan(sp ptrace.Span, res pcommon.Map) string {
 	g, overflow := s.group(s.key)
 	s.observeArrival()
 	dur := float64(end-start) / 1e9
-	endPt := s.countRequest(g, sp, start, end, dur)
+	endPt := s.countRequest(g, sp, start, end, dur, concurrencyCap(sp, res))
 	if s.facts.Failed {
 		s.countFailure(g, endPt)
 	} else {
@@ -266,9 +266,22 @@ func (s *state) readFacts(sp ptrace.Span) (string, bool) {
 	return "", ttftOutside
 }
 
+// concurrencyCap is the run's in-flight bound when the request was sent:
+// llm_loadgen's cap (a shard's share times the shards); 0 when unknown.
+func concurrencyCap(sp ptrace.Span, res pcommon.Map) float64 {
+	c, ok := intAttr(sp.Attributes(), genai.AttrLoadgenConcurrencyCap)
+	if !ok || c <= 0 {
+		return 0
+	}
+	if n, ok := intAttr(res, genai.AttrLoadgenShardCount); ok && n > 1 {
+		c *= n
+	}
+	return float64(c)
+}
+
 // countRequest counts a request from start to end (dur seconds) in g and on
 // the timeline, and returns the timeline point it completed in.
-func (s *state) countRequest(g *group, sp ptrace.Span, start, end int64, dur float64) *tpoint {
+func (s *state) countRequest(g *group, sp ptrace.Span, start, end int64, dur, capNow float64) *tpoint {
 	f := &s.facts
 	g.requests++
 	g.first = min(g.first, start)
@@ -282,6 +295,7 @@ func (s *state) countRequest(g *group, sp ptrace.Span, start, end int64, dur flo
 	if rate, ok := floatAttr(sp.Attributes(), s.cfg.TargetRate.Attributes...); ok && rate > 0 {
 		startPt.targetRate = max(startPt.targetRate, rate)
 	}
+	startPt.cap = max(startPt.cap, capNow)
 	s.timeline.addBusy(start, end)
 	endPt := s.timeline.at(end)
 	endPt.completed++

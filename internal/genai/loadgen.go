@@ -28,6 +28,11 @@ const (
 	// AttrLoadgenITLPerToken is the mean inter-token latency when the
 	// chunks' token counts are known: the gaps' sum over their tokens.
 	AttrLoadgenITLPerToken = "llm_loadgen.itl_per_token_mean"
+	// AttrLoadgenConcurrencyCap is the most requests the generator keeps in
+	// flight when the request was sent (this shard's virtual users in a
+	// closed loop, live.max_concurrency in an open one); load_report's
+	// steady state is the time in-flight requests stay near it.
+	AttrLoadgenConcurrencyCap = "llm_loadgen.concurrency_cap"
 )
 
 // Span attributes of llm_loadgen's synthetic spans that other components read.

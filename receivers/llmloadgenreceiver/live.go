@@ -80,6 +80,10 @@ type liveRunner struct {
 	readyAt  time.Time // arrivals scheduled before it (less skipSlack) are skipped
 	requests int64     // this shard's share of the run's request bound
 
+	// concurrencyCap is the in-flight bound now: the closed loop's virtual
+	// users, else live.max_concurrency (0: none).
+	concurrencyCap atomic.Int64
+
 	// Sweep outcome, set before the run's results channel closes.
 	sweepKnee      float64
 	sweepStoppedBy string
@@ -228,6 +232,7 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 			r.progress.print("llm_loadgen: prompts built to exact token counts of their contents under " + name +
 				" (the server's chat template adds its own tokens)")
 		}
+		r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
 		switch {
 		case !r.plan.waitStart(schedCtx):
 		case r.trace != nil:
@@ -384,6 +389,7 @@ func (r *liveRunner) runClosed(ctx context.Context, start time.Time) {
 		}
 		want := r.plan.share(int64(math.Floor(prof.at(elapsed.Seconds()) + 1e-9)))
 		target.Store(want)
+		r.concurrencyCap.Store(want)
 		for ; int64(active) < want; active++ {
 			id := active
 			users.Add(1)

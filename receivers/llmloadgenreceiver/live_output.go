@@ -191,6 +191,9 @@ func (r *liveRenderer) putGenAIAttrs(a pcommon.Map, res *liveResult) {
 	if res.TargetRate > 0 {
 		a.PutDouble(genai.AttrLoadgenTargetRate, res.TargetRate)
 	}
+	if res.Cap > 0 {
+		a.PutInt(genai.AttrLoadgenConcurrencyCap, res.Cap)
+	}
 }
 
 // putNetworkTimes adds the queue time, the network phases that happened

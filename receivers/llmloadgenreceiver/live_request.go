@@ -48,6 +48,7 @@ type liveResult struct {
 	Seq        int64
 	Scheduled  time.Time // when the request was due to be sent
 	TargetRate float64   // offered rate (req/s) of the schedule at Scheduled; 0 in a closed loop
+	Cap        int64     // the in-flight bound when it was sent (virtual users, or max_concurrency); 0: none
 	Dispatched time.Time // when it left the client-side queue
 	// Net holds DNS, connect and TLS times; the transport may report them
 	// from its dialing goroutine.
@@ -459,7 +460,7 @@ func (r *liveRunner) request(sched time.Time, rate float64, traced *tracedReques
 // result once handed to the output loop (which only reads it).
 func (r *liveRunner) send(sched time.Time, rate float64, traced *tracedRequest, st *sessionTurn) *liveResult {
 	r.progress.sent.Add(1)
-	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate, traced: traced, session: st}
+	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate, Cap: r.concurrencyCap.Load(), traced: traced, session: st}
 	if st != nil {
 		res.SessionID, res.SessionTurn = st.id, st.turn
 	}

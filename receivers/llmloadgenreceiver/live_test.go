@@ -365,6 +365,9 @@ func TestLiveClosedLoop(t *testing.T) {
 	run.stop(t)
 	assert.Len(t, spans, 12)
 	assert.LessOrEqual(t, mock.Stats().MaxStreams, int64(3))
+	for _, sp := range spans {
+		assert.EqualValues(t, 3, sp.Attributes().AsRaw()[genai.AttrLoadgenConcurrencyCap], "the virtual users are the bound")
+	}
 }
 
 func TestLiveNonStreaming(t *testing.T) {
