@@ -180,7 +180,18 @@ type LiveSweepConfig struct {
 	// Server watches the server's own /metrics during each step and stops
 	// on its saturation signals (live_sweep_server.go).
 	Server SweepServerConfig `mapstructure:"server"`
+	// Search is steps (from start_rate by step_rate until a step fails) or
+	// bisect (the largest passing rate between start_rate and max_rate, to
+	// within Tolerance req/s).
+	Search    string  `mapstructure:"search"`
+	Tolerance float64 `mapstructure:"tolerance"`
 }
+
+// Sweep searches.
+const (
+	sweepSteps  = "steps"
+	sweepBisect = "bisect"
+)
 
 func defaultLiveConfig() LiveConfig {
 	client := confighttp.NewDefaultClientConfig()
@@ -207,7 +218,7 @@ func defaultLiveConfig() LiveConfig {
 		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
 		ChunkEvents:  chunkEventsFirst,
 		DrainTimeout: 10 * time.Second,
-		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer()},
+		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: sweepSteps},
 	}
 }
 
@@ -317,6 +328,14 @@ func (s *LiveSweepConfig) validate(arrivalType string) error {
 	}
 	if s.MinGoodRatio <= 0 || s.MinGoodRatio > 1 {
 		errs = append(errs, fmt.Errorf("live.sweep.min_good_ratio: must be in (0, 1], got %v", s.MinGoodRatio))
+	}
+	if s.Search != "" { // "" as steps, for configs built in code
+		if err := oneOf("live.sweep.search", s.Search, []string{sweepSteps, sweepBisect}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.Search == sweepBisect && !(s.Tolerance > 0 && s.Tolerance < s.MaxRate-s.StartRate) {
+		errs = append(errs, fmt.Errorf("live.sweep.tolerance: a bisection needs 0 < tolerance < max_rate − start_rate, got %v", s.Tolerance))
 	}
 	if s.SaturationRatio <= 0 || s.SaturationRatio > 1 {
 		errs = append(errs, fmt.Errorf("live.sweep.saturation_ratio: must be in (0, 1], got %v", s.SaturationRatio))

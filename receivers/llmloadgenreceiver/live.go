@@ -87,6 +87,7 @@ type liveRunner struct {
 	// Sweep outcome, set before the run's results channel closes.
 	sweepKnee      float64
 	sweepStoppedBy string
+	sweepUpper     float64 // bisect: the smallest failing rate (0: none)
 }
 
 func newLiveRunner(l *loadgen) (runner, error) {

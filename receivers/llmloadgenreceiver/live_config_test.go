@@ -43,7 +43,7 @@ func TestLoadLiveConfig(t *testing.T) {
 	sweep.Mode = modeLive
 	sweep.Arrival.Type, sweep.Arrival.Rate = arrivalPoisson, 1
 	sweep.Live.Sweep = LiveSweepConfig{StepDuration: 30 * time.Second, StartRate: 2, StepRate: 2, MaxRate: 40,
-		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer()}
+		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: sweepSteps}
 	sweep.Live.Sweep.Server.MetricsURL, sweep.Live.Sweep.Server.Sustained = "http://127.0.0.1:8000/metrics", 10*time.Second
 
 	tests := []struct {
@@ -67,6 +67,8 @@ func TestLoadLiveConfig(t *testing.T) {
 		{name: "live_sweep_bad_server", errs: []string{"live.sweep.server.metrics_url:", `"127.0.0.1:8000"`, "live.sweep.server.interval: must be > 0",
 			"live.sweep.server.kv_cache_usage: must be in [0, 1]", "live.sweep.server.confidence:"}},
 		{name: "live_server_without_sweep", errs: []string{"live.sweep.server:", "live.sweep.step_duration"}},
+		{name: "live_sweep_bad_search", errs: []string{"live.sweep.search:", `"binary"`, "steps, bisect"}},
+		{name: "live_sweep_bisect_no_tolerance", errs: []string{"live.sweep.tolerance:", "0 < tolerance < max_rate − start_rate"}},
 		{name: "live_continuous_without_usage", errs: []string{"live.continuous_usage:", "live.include_usage"}},
 		{name: "live_bad_arrival", errs: []string{"arrival.type:", `"bursty"`, "constant, poisson, gamma, concurrency"}},
 	}

@@ -46,7 +46,12 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 	knee := 0.0
 	verdict := "max_rate_reached"
 	watch := newServerWatch(sw.Server, &r.tel.live, r.logger)
-	for k, rate := 0, sw.StartRate; rate <= sw.MaxRate+1e-9 && ctx.Err() == nil; k, rate = k+1, rate+sw.StepRate {
+	plan := newSweepPlan(sw)
+	for k := 0; ctx.Err() == nil; k++ {
+		rate, ok := plan.rate()
+		if !ok {
+			break
+		}
 		step := &sweepStep{rate: rate}
 		mu.Lock()
 		cur = step
@@ -78,13 +83,21 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 		}
 		if s.sent == 0 {
 			r.logStep(s, wall, 0)
+			plan.skip()
 			continue
 		}
-		if v := r.stepVerdict(s, wall, watch); v != "" {
+		v := r.stepVerdict(s, wall, watch)
+		if v != "" {
 			verdict = v
-			break
+		} else {
+			knee = max(knee, rate)
 		}
-		knee = rate
+		plan.result(v == "")
+	}
+	if plan.bisect {
+		r.sweepUpper = plan.hi
+		r.logger.Info("llm_loadgen live sweep: the largest rate that meets the SLO lies in an interval",
+			zap.Float64("passed_rate", plan.lo), zap.Float64("failed_rate", plan.hi), zap.Float64("tolerance", sw.Tolerance))
 	}
 	r.sweepKnee, r.sweepStoppedBy = knee, verdict
 	r.tel.live.knee.Record(context.Background(), knee)
@@ -138,5 +151,67 @@ func (r *liveRunner) watchServer(ctx context.Context, w *serverWatch) func() {
 	return func() {
 		cancel()
 		<-done
+	}
+}
+
+// sweepPlan is the order of a sweep's rates: steps from start_rate by
+// step_rate until a step fails or max_rate passes; or, with search:
+// bisect, start_rate, then max_rate, then the middle of the largest passing
+// and the smallest failing rate until they are tolerance apart.
+type sweepPlan struct {
+	bisect                bool
+	start, step, max, tol float64
+	next                  float64
+	lo, hi                float64 // bisect: the largest passing and the smallest failing rate (0: none yet)
+	done                  bool
+}
+
+func newSweepPlan(sw LiveSweepConfig) *sweepPlan {
+	return &sweepPlan{bisect: sw.Search == sweepBisect, start: sw.StartRate, step: sw.StepRate, max: sw.MaxRate,
+		tol: sw.Tolerance, next: sw.StartRate}
+}
+
+// rate is the next rate to offer; false when the sweep is over.
+func (p *sweepPlan) rate() (float64, bool) {
+	if p.done || p.next > p.max+1e-9 {
+		return 0, false
+	}
+	return p.next, true
+}
+
+// skip moves past a step that sent nothing (its rate offered no arrival in
+// the step): stepping goes on, a bisection takes it as passed.
+func (p *sweepPlan) skip() {
+	if p.bisect {
+		p.result(true)
+		return
+	}
+	p.next += p.step
+}
+
+// result records whether the rate just offered passed.
+func (p *sweepPlan) result(passed bool) {
+	r := p.next
+	if !p.bisect {
+		p.done = !passed
+		p.next += p.step
+		return
+	}
+	if passed {
+		p.lo = r
+	} else {
+		p.hi = r
+	}
+	switch {
+	case r == p.start && !passed:
+		p.done = true // even the lowest rate fails
+	case r == p.start:
+		p.next = p.max
+	case p.hi == 0:
+		p.done = true // max_rate passed
+	case p.hi-p.lo <= p.tol:
+		p.done = true
+	default:
+		p.next = (p.lo + p.hi) / 2
 	}
 }

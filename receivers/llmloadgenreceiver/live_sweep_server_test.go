@@ -90,3 +90,35 @@ func TestLiveSweepStopsOnServerSaturation(t *testing.T) {
 	assert.InDelta(t, 20.0, lr.sweepKnee, 1e-9, "the calm step passed")
 	assert.Positive(t, mock.Stats().Preemptions)
 }
+
+func TestSweepPlanBisects(t *testing.T) {
+	// The largest passing rate is 37 between 10 and 100, to within 2.
+	p := newSweepPlan(LiveSweepConfig{Search: sweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
+	var offered []float64
+	for i := 0; i < 20; i++ {
+		r, ok := p.rate()
+		if !ok {
+			break
+		}
+		offered = append(offered, r)
+		p.result(r <= 37)
+	}
+	assert.Equal(t, []float64{10, 100, 55, 32.5, 43.75, 38.125, 35.3125, 36.71875}, offered)
+	assert.InDelta(t, 36.71875, p.lo, 1e-9)
+	assert.InDelta(t, 38.125, p.hi, 1e-9)
+	assert.LessOrEqual(t, p.hi-p.lo, 2.0)
+
+	p = newSweepPlan(LiveSweepConfig{Search: sweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
+	r, _ := p.rate()
+	p.result(false)
+	_, ok := p.rate()
+	assert.False(t, ok, "start_rate failed: nothing lower to try (rate %v)", r)
+
+	p = newSweepPlan(LiveSweepConfig{StartRate: 2, StepRate: 3, MaxRate: 9})
+	var steps []float64
+	for r, ok := p.rate(); ok; r, ok = p.rate() {
+		steps = append(steps, r)
+		p.result(true)
+	}
+	assert.Equal(t, []float64{2, 5, 8}, steps, "steps until max_rate")
+}

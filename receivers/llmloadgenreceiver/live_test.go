@@ -470,3 +470,31 @@ func TestLiveITLPerToken(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveSweepBisects: one slot that completes at most ~7 requests/s;
+// bisecting 2 to 26 req/s to within 2 brackets the largest rate it keeps up
+// with.
+func TestLiveSweepBisects(t *testing.T) {
+	mock := startMock(t, func(c *mockllm.Config) {
+		c.TTFT, c.ITL, c.OutputTokens, c.Jitter = 60*time.Millisecond, 5*time.Millisecond, 16, 0
+	})
+	cfg := liveConfig(mock.URL(), 0, 1)
+	cfg.Live.MaxConcurrency = 1
+	cfg.Live.Sweep = LiveSweepConfig{StepDuration: time.Second, StartRate: 2, StepRate: 1, MaxRate: 26, TTFT: time.Second,
+		MinGoodRatio: 0.9, SaturationRatio: 0.9, Search: sweepBisect, Tolerance: 2}
+	run := startLive(t, cfg)
+	lr := run.tr.(*handle).l.runner.(*liveRunner)
+	require.Eventually(t, func() bool {
+		select {
+		case <-lr.outDone:
+			return true
+		default:
+			return false
+		}
+	}, 60*time.Second, 50*time.Millisecond)
+	run.stop(t)
+	assert.GreaterOrEqual(t, lr.sweepKnee, 2.0)
+	assert.Less(t, lr.sweepKnee, 10.0, "one slot cannot keep up with 10 req/s")
+	assert.Greater(t, lr.sweepUpper, lr.sweepKnee)
+	assert.LessOrEqual(t, lr.sweepUpper-lr.sweepKnee, 2.0, "bracketed to within the tolerance")
+}
