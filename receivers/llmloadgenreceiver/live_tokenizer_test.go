@@ -13,17 +13,26 @@ import (
 
 var gpt2Tokenizer = tokenize.Config{Path: filepath.Join("internal", "tokenize", "testdata", "gpt2", "tokenizer.json")}
 
-// TestPromptsExactUnderTokenizer: with the real GPT-2 tokenizer.json, the
-// messages' contents of every synthetic body come to exactly the sampled
-// length, for many lengths; the count the builder reports is that length.
+// TestPromptsExactUnderTokenizer: with the real GPT-2 tokenizer.json and
+// with OpenAI's o200k_base, the messages' contents of every synthetic body
+// come to exactly the sampled length, for many lengths; the count the
+// builder reports is that length.
 func TestPromptsExactUnderTokenizer(t *testing.T) {
+	for name, tc := range map[string]tokenize.Config{
+		"gpt2/tokenizer.json": gpt2Tokenizer, "tiktoken/o200k_base": {Encoding: "o200k_base"},
+	} {
+		t.Run(name, func(t *testing.T) { checkPromptsExact(t, tc, name) })
+	}
+}
+
+func checkPromptsExact(t *testing.T, tc tokenize.Config, name string) {
 	cfg := liveConfig("http://127.0.0.1:1", 1, 1)
-	cfg.Live.Prompt.Tokenizer = gpt2Tokenizer
+	cfg.Live.Prompt.Tokenizer = tc
 	require.NoError(t, cfg.Validate())
 	b := newPromptBuilder(&cfg.Live, "run1")
 	require.NoError(t, b.useTokenizer())
-	assert.Equal(t, "gpt2/tokenizer.json", b.tokenizerName())
-	tok, err := tokenize.Open(gpt2Tokenizer)
+	assert.Equal(t, name, b.tokenizerName())
+	tok, err := tokenize.Open(tc)
 	require.NoError(t, err)
 	for want := 40; want < 2000; want += 97 {
 		body, n, err := b.build(int64(want), want)

@@ -1,6 +1,7 @@
 // Package tokenize counts and cuts text in a model's own tokens, from the
-// model's Hugging Face tokenizer.json, so that live prompts can be built to
-// exact token counts instead of the four-bytes-a-token estimate.
+// model's Hugging Face tokenizer.json or one of OpenAI's tiktoken encodings
+// (embedded, no download), so that live prompts can be built to exact token
+// counts instead of the four-bytes-a-token estimate.
 package tokenize // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/tokenize"
 
 import (
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pkoukk/tiktoken-go"
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/pretrained"
 )
@@ -21,11 +24,30 @@ type Config struct {
 	// Path is a Hugging Face tokenizer.json (BPE, WordPiece or Unigram
 	// models); empty: no tokenizer, token counts are estimates.
 	Path string `mapstructure:"path"`
+	// Encoding is one of OpenAI's tiktoken encodings (Encodings), for
+	// OpenAI's models and servers that count with them; instead of Path.
+	Encoding string `mapstructure:"encoding"`
 }
 
-// Validate checks that the file can be read, naming the field under prefix.
+// Encodings are the tiktoken encodings that can be named: o200k_base
+// (GPT-4o, o-series, gpt-oss), cl100k_base (GPT-4, GPT-3.5), p50k_base
+// (Codex, text-davinci-002/003) and r50k_base (GPT-2, GPT-3).
+var Encodings = []string{tiktoken.MODEL_O200K_BASE, tiktoken.MODEL_CL100K_BASE, tiktoken.MODEL_P50K_BASE, tiktoken.MODEL_R50K_BASE}
+
+// Validate checks that the file can be read or the encoding exists, naming
+// the field under prefix.
 func (c Config) Validate(prefix string) error {
-	if c.Path == "" {
+	switch {
+	case c.Path != "" && c.Encoding != "":
+		return fmt.Errorf("%s: set path (a tokenizer.json) or encoding (tiktoken), not both", prefix)
+	case c.Encoding != "":
+		for _, e := range Encodings {
+			if c.Encoding == e {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s.encoding: unknown value %q; allowed values: %s", prefix, c.Encoding, strings.Join(Encodings, ", "))
+	case c.Path == "":
 		return nil
 	}
 	if _, err := os.Stat(c.Path); err != nil {
@@ -34,16 +56,32 @@ func (c Config) Validate(prefix string) error {
 	return nil
 }
 
+// codec is a tokenizer library: text to ids and back, without special
+// tokens.
+type codec interface {
+	encode(s string) ([]int, error)
+	// starts returns s's ids and the byte offset in s where each begins.
+	starts(s string) ([]int, []int, error)
+	decode(ids []int) string
+}
+
 // A Tokenizer encodes and decodes text without special tokens. It is safe
 // for concurrent use.
 type Tokenizer struct {
 	name string
-	mu   sync.Mutex // the library's tokenizer is not documented as concurrency safe
-	tk   *tokenizer.Tokenizer
+	mu   sync.Mutex // neither library is documented as concurrency safe
+	c    codec
 }
 
 // Open loads the tokenizer, or returns nil when none is configured.
 func Open(c Config) (*Tokenizer, error) {
+	if c.Encoding != "" {
+		enc, err := tiktokenEncoding(c.Encoding)
+		if err != nil {
+			return nil, fmt.Errorf("tiktoken encoding %s: %w", c.Encoding, err)
+		}
+		return &Tokenizer{name: "tiktoken/" + c.Encoding, c: tiktokenCodec{enc}}, nil
+	}
 	if c.Path == "" {
 		return nil, nil
 	}
@@ -51,22 +89,77 @@ func Open(c Config) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", c.Path, err)
 	}
-	return &Tokenizer{name: filepath.Base(filepath.Dir(c.Path)) + "/" + filepath.Base(c.Path), tk: tk}, nil
+	return &Tokenizer{name: filepath.Base(filepath.Dir(c.Path)) + "/" + filepath.Base(c.Path), c: hfCodec{tk}}, nil
 }
 
+var useOfflineRanks sync.Once
+
+// tiktokenEncoding loads an encoding from the ranks embedded in the binary
+// (tiktoken-go-loader), never from the network.
+func tiktokenEncoding(name string) (*tiktoken.Tiktoken, error) {
+	useOfflineRanks.Do(func() { tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader()) })
+	return tiktoken.GetEncoding(name)
+}
+
+type hfCodec struct{ tk *tokenizer.Tokenizer }
+
+func (h hfCodec) encode(s string) ([]int, error) {
+	enc, err := h.tk.EncodeSingle(s, false)
+	if err != nil {
+		return nil, err
+	}
+	return enc.Ids, nil
+}
+
+func (h hfCodec) starts(s string) ([]int, []int, error) {
+	enc, err := h.tk.EncodeSingle(s, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	offs := make([]int, len(enc.Offsets))
+	for k, off := range enc.Offsets {
+		offs[k] = -1
+		if len(off) == 2 {
+			offs[k] = off[0]
+		}
+	}
+	return enc.Ids, offs, nil
+}
+
+func (h hfCodec) decode(ids []int) string { return h.tk.Decode(ids, false) }
+
+type tiktokenCodec struct{ enc *tiktoken.Tiktoken }
+
+// encode treats special-token text as plain text, as a prompt is.
+func (t tiktokenCodec) encode(s string) ([]int, error) { return t.enc.EncodeOrdinary(s), nil }
+
+// starts adds up the bytes of each token: byte-level BPE tokens are exact
+// pieces of the text.
+func (t tiktokenCodec) starts(s string) ([]int, []int, error) {
+	ids := t.enc.EncodeOrdinary(s)
+	offs := make([]int, len(ids))
+	at := 0
+	for k, id := range ids {
+		offs[k] = at
+		at += len(t.enc.Decode([]int{id}))
+	}
+	if at != len(s) {
+		return nil, nil, fmt.Errorf("tokens cover %d of %d bytes", at, len(s))
+	}
+	return ids, offs, nil
+}
+
+func (t tiktokenCodec) decode(ids []int) string { return t.enc.Decode(ids) }
+
 // Name names the tokenizer for reports: the file and its folder (a model's
-// folder, usually).
+// folder, usually), or tiktoken/<encoding>.
 func (t *Tokenizer) Name() string { return t.name }
 
 // Encode returns the token ids of s.
 func (t *Tokenizer) Encode(s string) ([]int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	enc, err := t.tk.EncodeSingle(s, false)
-	if err != nil {
-		return nil, err
-	}
-	return enc.Ids, nil
+	return t.c.encode(s)
 }
 
 // Count is the number of tokens of s.
@@ -79,7 +172,7 @@ func (t *Tokenizer) Count(s string) (int, error) {
 func (t *Tokenizer) Decode(ids []int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.tk.Decode(ids, false)
+	return t.c.decode(ids)
 }
 
 // ErrUnreachable is returned by a Filler when no cut of its text gives the
@@ -109,15 +202,15 @@ const unitWord = " a"
 // NewFiller encodes the filler once; it must start with a space.
 func NewFiller(t *Tokenizer, filler string) (*Filler, error) {
 	t.mu.Lock()
-	enc, err := t.tk.EncodeSingle(filler, false)
+	ids, offs, err := t.c.starts(filler)
 	t.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	f := &Filler{t: t, text: filler, ids: enc.Ids, unit: unitWord}
-	for k, off := range enc.Offsets {
-		if len(off) == 2 && off[0] < len(filler) && filler[off[0]] == ' ' {
-			f.cuts, f.starts = append(f.cuts, k), append(f.starts, off[0])
+	f := &Filler{t: t, text: filler, ids: ids, unit: unitWord}
+	for k, off := range offs {
+		if off >= 0 && off < len(filler) && filler[off] == ' ' {
+			f.cuts, f.starts = append(f.cuts, k), append(f.starts, off)
 		}
 	}
 	f.fast, err = f.selfCheck()
