@@ -45,6 +45,9 @@ type LiveConfig struct {
 	// usage chunk (stream_options.include_usage).
 	Stream       bool `mapstructure:"stream"`
 	IncludeUsage bool `mapstructure:"include_usage"`
+	// Pacer is how the open-loop and trace schedules wait for each
+	// request's time.
+	Pacer LivePacerConfig `mapstructure:"pacer"`
 	// ContinuousUsage asks for the usage so far on every chunk (vLLM's
 	// stream_options.continuous_usage_stats), so that a chunk of several
 	// tokens counts as that many inter-token latencies.
@@ -161,6 +164,20 @@ type LiveTimeoutsConfig struct {
 	Total time.Duration `mapstructure:"total"`
 }
 
+// LivePacerConfig is live.pacer: the scheduler sleeps on Clock until Spin
+// before a request's time, then watches the clock (a core busy for Spin
+// per request).
+type LivePacerConfig struct {
+	Clock string        `mapstructure:"clock"`
+	Spin  time.Duration `mapstructure:"spin"`
+}
+
+// Pacer clocks.
+const (
+	pacerTimerfd = "timerfd" // Linux timerfd; elsewhere the runtime's timer
+	pacerRuntime = "runtime"
+)
+
 // LiveSweepConfig steps the request rate.
 type LiveSweepConfig struct {
 	// StepDuration is the length of each step; 0 disables the sweep.
@@ -218,6 +235,7 @@ func defaultLiveConfig() LiveConfig {
 		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
 		ChunkEvents:  chunkEventsFirst,
 		DrainTimeout: 10 * time.Second,
+		Pacer:        LivePacerConfig{Clock: pacerTimerfd, Spin: 100 * time.Microsecond},
 		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: sweepSteps},
 	}
 }
@@ -264,11 +282,8 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 	if _, err := json.Marshal(l.ExtraBody); err != nil {
 		add(fmt.Errorf("live.extra_body: cannot be encoded as JSON: %w", err))
 	}
-	if l.IncludeUsage && !l.Stream {
-		add(errors.New("live.include_usage: applies to streaming requests only; set live.stream: true or include_usage: false"))
-	}
-	if l.ContinuousUsage && !(l.Stream && l.IncludeUsage) {
-		add(errors.New("live.continuous_usage: needs live.stream and live.include_usage"))
+	for _, err := range l.validateStreamAndPacer() {
+		add(err)
 	}
 	for _, err := range l.validateWorkload() {
 		add(err)
@@ -341,6 +356,24 @@ func (s *LiveSweepConfig) validate(arrivalType string) error {
 		errs = append(errs, fmt.Errorf("live.sweep.saturation_ratio: must be in (0, 1], got %v", s.SaturationRatio))
 	}
 	return errors.Join(errs...)
+}
+
+// validateStreamAndPacer checks the stream options and live.pacer.
+func (l *LiveConfig) validateStreamAndPacer() []error {
+	var errs []error
+	if l.IncludeUsage && !l.Stream {
+		errs = append(errs, errors.New("live.include_usage: applies to streaming requests only; set live.stream: true or include_usage: false"))
+	}
+	if l.ContinuousUsage && !(l.Stream && l.IncludeUsage) {
+		errs = append(errs, errors.New("live.continuous_usage: needs live.stream and live.include_usage"))
+	}
+	if err := oneOf("live.pacer.clock", l.Pacer.Clock, []string{pacerTimerfd, pacerRuntime}); err != nil {
+		errs = append(errs, err)
+	}
+	if l.Pacer.Spin < 0 || l.Pacer.Spin > 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("live.pacer.spin: must be between 0 and 10ms, got %v", l.Pacer.Spin))
+	}
+	return errs
 }
 
 // validateWorkload checks where prompts come from: the synthetic prompt,

@@ -303,8 +303,8 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 	r.idMu.Unlock()
 	o := r.plan.arrivals(a, r.step, src)
 	prof := newProfile(a) // the run's offered rate over time, for the target-rate attribute
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	pc := r.newPacer()
+	defer pc.close()
 	// Arrivals due before the runner could send them (a shard started after
 	// start_at, or a sweep step that began while the last one drained) are
 	// skipped; arrivals the scheduler merely wakes up late for are sent late.
@@ -318,7 +318,7 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 			return
 		}
 		sched := start.Add(time.Duration(t * float64(time.Second)))
-		send, ok := r.waitFor(ctx, timer, sched, begin)
+		send, ok := r.waitFor(ctx, pc, sched, begin)
 		if !ok {
 			return
 		}
@@ -342,7 +342,7 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 // before the schedule began (a late start: skipped and counted, never sent
 // in a burst to catch up), and ok false when ctx ended; an arrival the
 // scheduler merely woke up late for is sent late, its lag recorded.
-func (r *liveRunner) waitFor(ctx context.Context, timer *time.Timer, sched, begin time.Time) (send, ok bool) {
+func (r *liveRunner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time) (send, ok bool) {
 	if sched.Before(begin) {
 		late := time.Since(sched).Seconds()
 		r.sched.skip(late)
@@ -350,20 +350,74 @@ func (r *liveRunner) waitFor(ctx context.Context, timer *time.Timer, sched, begi
 		r.tel.live.notSent.Add(context.Background(), 1, reasonAttrs(reasonLateStart))
 		return false, true
 	}
-	if d := time.Until(sched); d > 0 {
-		timer.Reset(d)
-		select {
-		case <-ctx.Done():
-			return false, false
-		case <-timer.C:
-		}
-	} else if ctx.Err() != nil {
+	if !pc.wait(ctx, sched) {
 		return false, false
 	}
 	lag := time.Since(sched).Seconds()
 	r.tel.live.lag.Record(context.Background(), lag)
 	r.sched.record(lag)
 	return true, true
+}
+
+// pacer waits for each arrival's time: asleep until Spin before it, on a
+// timerfd (Linux; the kernel's timer, woken within microseconds) or the Go
+// runtime's timer (woken within about a millisecond: its poller waits in
+// whole milliseconds), then on the clock. BenchmarkPacer measures both.
+type pacer struct {
+	timer *time.Timer
+	tf    *timerfd // nil: the runtime's timer
+	spin  time.Duration
+}
+
+func (r *liveRunner) newPacer() *pacer {
+	p := &pacer{timer: time.NewTimer(time.Hour), spin: r.lc.Pacer.Spin}
+	if r.lc.Pacer.Clock == pacerTimerfd {
+		tf, err := newTimerfd()
+		if err != nil {
+			r.logger.Warn("llm_loadgen: no timerfd; the open-loop schedule waits on the runtime's timer (about a millisecond late)", zap.Error(err))
+		}
+		p.tf = tf
+	}
+	return p
+}
+
+func (p *pacer) close() {
+	p.timer.Stop()
+	if p.tf != nil {
+		p.tf.close()
+	}
+}
+
+// timerfdSlice bounds one timerfd sleep, so that a cancelled run is seen
+// within it.
+const timerfdSlice = 20 * time.Millisecond
+
+// wait returns at sched; false when ctx ended first.
+func (p *pacer) wait(ctx context.Context, sched time.Time) bool {
+	for d := time.Until(sched) - p.spin; d > 0; d = time.Until(sched) - p.spin {
+		if p.tf == nil {
+			p.timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-p.timer.C:
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if err := p.tf.sleep(min(d, timerfdSlice)); err != nil {
+			p.tf.close()
+			p.tf = nil // the runtime's timer from here on
+		}
+	}
+	for n := 0; time.Now().Before(sched); n++ {
+		if n&1023 == 1023 && ctx.Err() != nil {
+			return false
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // runClosed runs virtual users: each sends a request, waits for it to end,

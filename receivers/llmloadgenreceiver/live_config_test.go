@@ -69,6 +69,7 @@ func TestLoadLiveConfig(t *testing.T) {
 		{name: "live_server_without_sweep", errs: []string{"live.sweep.server:", "live.sweep.step_duration"}},
 		{name: "live_sweep_bad_search", errs: []string{"live.sweep.search:", `"binary"`, "steps, bisect"}},
 		{name: "live_sweep_bisect_no_tolerance", errs: []string{"live.sweep.tolerance:", "0 < tolerance < max_rate − start_rate"}},
+		{name: "live_bad_pacer", errs: []string{"live.pacer.clock:", `"hpet"`, "timerfd, runtime", "live.pacer.spin: must be between 0 and 10ms"}},
 		{name: "live_continuous_without_usage", errs: []string{"live.continuous_usage:", "live.include_usage"}},
 		{name: "live_bad_arrival", errs: []string{"arrival.type:", `"bursty"`, "constant, poisson, gamma, concurrency"}},
 	}

@@ -130,15 +130,15 @@ func (r *liveRunner) runTrace(ctx context.Context, start time.Time) {
 	// The reader is done with the file before the replay ends (Shutdown
 	// closes it after the scheduler returns).
 	defer func() { cancel(); <-readDone }()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	pc := r.newPacer()
+	defer pc.close()
 	begin := r.readyAt.Add(-skipSlack)
 	for tr := range ahead {
 		if !r.ticket() {
 			return
 		}
 		sched := start.Add(tr.row.At)
-		send, ok := r.waitFor(ctx, timer, sched, begin)
+		send, ok := r.waitFor(ctx, pc, sched, begin)
 		if !ok {
 			return
 		}
