@@ -29,12 +29,14 @@ type group struct {
 	first, last         int64 // unix nanos: earliest start, latest end
 	ttft, itl, tpot     *sketch
 	e2e                 *sketch
+	ttfa                *sketch // reasoning models' time to first answer; nil until one is seen
+	spec                sketchSpec
 	itlFromEvents       int64 // requests whose ITL came from chunk events
 	itlFromTPOT         int64 // requests whose ITL is their mean gap (TPOT)
 }
 
 func newGroup(k groupKey, spec sketchSpec) *group {
-	return &group{key: k, errors: map[string]int64{}, ttft: spec.newSketch(), itl: spec.newSketch(),
+	return &group{key: k, spec: spec, errors: map[string]int64{}, ttft: spec.newSketch(), itl: spec.newSketch(),
 		tpot: spec.newSketch(), e2e: spec.newSketch(), first: math.MaxInt64}
 }
 
@@ -66,6 +68,12 @@ func (g *group) merge(o *group) {
 	g.itl.merge(o.itl)
 	g.tpot.merge(o.tpot)
 	g.e2e.merge(o.e2e)
+	if o.ttfa != nil {
+		if g.ttfa == nil {
+			g.ttfa = g.spec.newSketch()
+		}
+		g.ttfa.merge(o.ttfa)
+	}
 	g.itlFromEvents += o.itlFromEvents
 	g.itlFromTPOT += o.itlFromTPOT
 }

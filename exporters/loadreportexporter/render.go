@@ -57,7 +57,7 @@ func templateFuncs(cancelled []string) map[string]any {
 		},
 		"latencies": func(r Row) []namedLatency {
 			var out []namedLatency
-			for _, l := range []namedLatency{{"TTFT", r.TTFT}, {"ITL", r.ITL}, {"TPOT", r.TPOT}, {"E2E", r.E2E}} {
+			for _, l := range []namedLatency{{"TTFT", r.TTFT}, {"first answer", r.TimeToFirstAnswer}, {"ITL", r.ITL}, {"TPOT", r.TPOT}, {"E2E", r.E2E}} {
 				if l.L != nil {
 					out = append(out, l)
 				}

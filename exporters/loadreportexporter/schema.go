@@ -123,21 +123,24 @@ type Row struct {
 	CancelledRate float64      `json:"cancelled_rate"`
 	ErrorsByType  []ErrorCount `json:"errors_by_type"`
 	TTFT          *Latency     `json:"ttft,omitempty"`
-	ITL           *Latency     `json:"itl,omitempty"`
-	ITLSource     string       `json:"itl_source,omitempty"`
-	TPOT          *Latency     `json:"tpot,omitempty"`
-	E2E           *Latency     `json:"e2e,omitempty"`
-	DurationS     float64      `json:"duration_s"`
-	RequestRate   float64      `json:"requests_per_s"`
-	OutputTokenPS float64      `json:"output_tokens_per_s"`
-	InputTokens   int64        `json:"input_tokens"`
-	OutputTokens  int64        `json:"output_tokens"`
-	GoodRequests  int64        `json:"good_requests"`
-	GoodputRate   float64      `json:"goodput_per_s"`
-	GoodputRatio  float64      `json:"goodput_ratio"`
-	Concurrency   float64      `json:"mean_concurrency"`
-	PeakConc      float64      `json:"peak_concurrency,omitempty"`
-	Verdict       string       `json:"verdict"`
+	// TimeToFirstAnswer is a reasoning model's time to its first answer
+	// token (after its thinking), from llm_loadgen.time_to_first_answer.
+	TimeToFirstAnswer *Latency `json:"time_to_first_answer,omitempty"`
+	ITL               *Latency `json:"itl,omitempty"`
+	ITLSource         string   `json:"itl_source,omitempty"`
+	TPOT              *Latency `json:"tpot,omitempty"`
+	E2E               *Latency `json:"e2e,omitempty"`
+	DurationS         float64  `json:"duration_s"`
+	RequestRate       float64  `json:"requests_per_s"`
+	OutputTokenPS     float64  `json:"output_tokens_per_s"`
+	InputTokens       int64    `json:"input_tokens"`
+	OutputTokens      int64    `json:"output_tokens"`
+	GoodRequests      int64    `json:"good_requests"`
+	GoodputRate       float64  `json:"goodput_per_s"`
+	GoodputRatio      float64  `json:"goodput_ratio"`
+	Concurrency       float64  `json:"mean_concurrency"`
+	PeakConc          float64  `json:"peak_concurrency,omitempty"`
+	Verdict           string   `json:"verdict"`
 }
 
 // BaselineComparison is the run's total against an earlier report.json.

@@ -39,3 +39,29 @@ func TestITLSplitsChunksOfSeveralTokens(t *testing.T) {
 	assert.InDelta(t, (12*0.010+2*0.030)/14, r.Total.ITL.Mean, 1e-6, "the report keeps six digits")
 	assert.InDelta(t, 0.010, r.Total.ITL.P50, 0.010*0.02)
 }
+
+// TestTimeToFirstAnswer: a reasoning model's time to its first answer
+// token gets its own latency row next to TTFT; a value beyond the request
+// is not used.
+func TestTimeToFirstAnswer(t *testing.T) {
+	st := newTestState(testConfig(t))
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i := 0; i < 10; i++ {
+		addReq(ss, req{at: time.Duration(i) * time.Second, dur: 3 * time.Second, ttft: 100 * time.Millisecond, out: 50, target: "t", model: "m", scenario: "s"})
+		ss.At(i).Attributes().PutDouble(genai.AttrLoadgenTimeToFirstAnswer, 1.5)
+	}
+	addReq(ss, req{at: 10 * time.Second, dur: time.Second, ttft: 100 * time.Millisecond, out: 5, target: "t", model: "m", scenario: "s"})
+	ss.At(10).Attributes().PutDouble(genai.AttrLoadgenTimeToFirstAnswer, 9) // after the request ended
+	st.consumeTraces(td)
+	r := st.build(true)
+	require.NotNil(t, r.Total.TimeToFirstAnswer)
+	assert.EqualValues(t, 10, r.Total.TimeToFirstAnswer.Count)
+	assert.InDelta(t, 1.5, r.Total.TimeToFirstAnswer.P50, 0.02)
+	assert.InDelta(t, 0.1, r.Total.TTFT.P50, 0.002, "TTFT stays the first token, thinking included")
+	rd, err := newRenderer(nil)
+	require.NoError(t, err)
+	md, err := rd.render(FormatMarkdown, r)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "| all | all | all | first answer | 10 | 1,500 |")
+}

@@ -33,6 +33,10 @@ const (
 	// closed loop, live.max_concurrency in an open one); load_report's
 	// steady state is the time in-flight requests stay near it.
 	AttrLoadgenConcurrencyCap = "llm_loadgen.concurrency_cap"
+	// AttrLoadgenTimeToFirstAnswer is a reasoning model's time from the
+	// scheduled send to its first content that is not thinking, in seconds;
+	// load_report shows its percentiles next to TTFT.
+	AttrLoadgenTimeToFirstAnswer = "llm_loadgen.time_to_first_answer"
 )
 
 // Span attributes of llm_loadgen's synthetic spans that other components read.

@@ -27,7 +27,7 @@ const (
 	attrLiveTTFT        = "llm_loadgen.ttft"                 // scheduled → first content chunk
 	attrLiveTTFC        = "llm_loadgen.ttfc"                 // scheduled → first chunk with choices (role chunk counts)
 	attrLiveE2E         = "llm_loadgen.e2e"                  // scheduled → last content chunk
-	attrLiveTTFA        = "llm_loadgen.time_to_first_answer" // scheduled → first content that is not reasoning
+	attrLiveTTFA        = genai.AttrLoadgenTimeToFirstAnswer // scheduled → first content that is not reasoning
 	attrLiveReasoning   = "llm_loadgen.reasoning_chunks"     // content chunks with reasoning only
 	attrLiveTPOT        = "llm_loadgen.tpot"                 // (e2e − ttft)/(output tokens − 1)
 	attrLiveITLMean     = genai.AttrLoadgenITLMean           // mean gap between content chunks
