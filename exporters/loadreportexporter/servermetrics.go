@@ -333,11 +333,3 @@ func attrsID(m pcommon.Map) string {
 	}
 	return b.String()
 }
-
-// pointsOrNil is the series' points; nil for no series.
-func (g *gaugeSeries) pointsOrNil() []gaugePoint {
-	if g == nil {
-		return nil
-	}
-	return g.pts
-}

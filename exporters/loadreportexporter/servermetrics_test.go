@@ -248,7 +248,7 @@ func TestServerMetricsFromRealScrapes(t *testing.T) {
 			assert.Equal(t, want.server, st.server.server)
 			var got []string
 			for _, role := range append(append(append([]string(nil), servermetrics.GaugeRoles...), servermetrics.CounterRoles...), servermetrics.HistogramRoles...) {
-				if len(st.server.gauges[role].pointsOrNil()) > 0 || len(st.server.counters[role]) > 0 || len(st.server.hists[role]) > 0 {
+				if g := st.server.gauges[role]; (g != nil && len(g.pts) > 0) || len(st.server.counters[role]) > 0 || len(st.server.hists[role]) > 0 {
 					got = append(got, role)
 				}
 			}

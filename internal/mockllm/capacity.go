@@ -58,24 +58,11 @@ type waiter struct {
 	granted bool // under engine.mu
 }
 
-func newEngine(maxRunning, maxQueue int) *engine {
-	return &engine{maxRunning: maxRunning, maxQueue: maxQueue}
-}
-
-func newKVEngine(maxRunning, maxQueue, kvTokens int) *engine {
+func newEngine(maxRunning, maxQueue, kvTokens int) *engine {
 	return &engine{maxRunning: maxRunning, maxQueue: maxQueue, kvBudget: kvTokens}
 }
 
 func (e *engine) limited() bool { return e.maxRunning > 0 || e.kvBudget > 0 }
-
-// admit takes a slot for a request without KV accounting; see admitKV.
-func (e *engine) admit(ctx context.Context) (time.Duration, func(), error) {
-	wait, sl, err := e.admitKV(ctx, 0)
-	if err != nil {
-		return wait, nil, err
-	}
-	return wait, sl.release, nil
-}
 
 // admitKV takes a slot for a request whose prompt needs need KV tokens,
 // waiting for one in FIFO order while ctx lasts. It returns how long the

@@ -193,34 +193,34 @@ func TestBatchSlowdown(t *testing.T) {
 }
 
 func TestEngineSlowdownAndFIFO(t *testing.T) {
-	e := newEngine(4, 0)
+	e := newEngine(4, 0, 0)
 	assert.InDelta(t, 1.0, e.slowdown(1), 1e-12)
-	_, r1, err := e.admit(context.Background())
+	_, r1, err := e.admitKV(context.Background(), 0)
 	require.NoError(t, err)
-	_, r2, err := e.admit(context.Background())
+	_, r2, err := e.admitKV(context.Background(), 0)
 	require.NoError(t, err)
 	assert.InDelta(t, 1.5, e.slowdown(1), 1e-12)
 	assert.InDelta(t, 1.0, e.slowdown(0), 1e-12)
-	r1()
-	r2()
+	r1.release()
+	r2.release()
 	assert.EqualValues(t, 0, e.running.Load())
-	assert.InDelta(t, 1.0, newEngine(0, 0).slowdown(5), 1e-12, "no slowdown without a slot limit")
+	assert.InDelta(t, 1.0, newEngine(0, 0, 0).slowdown(5), 1e-12, "no slowdown without a slot limit")
 
-	one := newEngine(1, 0)
-	_, release, err := one.admit(context.Background())
+	one := newEngine(1, 0, 0)
+	_, release, err := one.admitKV(context.Background(), 0)
 	require.NoError(t, err)
 	order := make(chan int, 5)
 	for i := 0; i < 5; i++ {
 		go func() {
-			_, rel, err := one.admit(context.Background())
+			_, rel, err := one.admitKV(context.Background(), 0)
 			if err == nil {
 				order <- i
-				rel()
+				rel.release()
 			}
 		}()
 		waitFor(t, "queued", func() bool { return one.queued.Load() == int64(i+1) })
 	}
-	release()
+	release.release()
 	for i := 0; i < 5; i++ {
 		assert.Equal(t, i, <-order)
 	}

@@ -22,7 +22,7 @@ import (
 )
 
 func TestEngineKVAdmitsWhatFitsAndPreemptsTheNewest(t *testing.T) {
-	e := newKVEngine(0, 0, 100)
+	e := newEngine(0, 0, 100)
 	_, a, err := e.admitKV(context.Background(), 40)
 	require.NoError(t, err)
 	_, b, err := e.admitKV(context.Background(), 40)
@@ -64,7 +64,7 @@ func TestEngineKVAdmitsWhatFitsAndPreemptsTheNewest(t *testing.T) {
 }
 
 func TestEngineKVPreemptsAnotherRequest(t *testing.T) {
-	e := newKVEngine(0, 0, 50)
+	e := newEngine(0, 0, 50)
 	_, old, err := e.admitKV(context.Background(), 20)
 	require.NoError(t, err)
 	_, young, err := e.admitKV(context.Background(), 20)

@@ -92,7 +92,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, hist: newHistory(cfg.HistorySize), seed: cfg.Seed, created: time.Now().Unix(),
-		eng: newKVEngine(cfg.MaxRunning, cfg.MaxQueue, cfg.KVCacheTokens), faultsByKind: map[string]*atomic.Int64{}, sessions: newSessionBook(),
+		eng: newEngine(cfg.MaxRunning, cfg.MaxQueue, cfg.KVCacheTokens), faultsByKind: map[string]*atomic.Int64{}, sessions: newSessionBook(),
 		prefix: newPrefixCache(cfg.PrefixCacheBlockTokens, cfg.PrefixCacheBlocks)}
 	for _, f := range Faults {
 		s.faultsByKind[f] = new(atomic.Int64)

@@ -115,9 +115,6 @@ func mustTable(data []byte) map[string]Def {
 	return m
 }
 
-// Table is the embedded table's text.
-func Table() []byte { return tableYAML }
-
 // ParseTable reads a table in servermetrics.yaml's format, indexed by name
 // without a counter's _total; an unknown role, a name listed twice or a
 // scale that is not positive is an error naming the server and the name.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestTableIsSound(t *testing.T) {
-	m, err := ParseTable(Table())
+	m, err := ParseTable(tableYAML)
 	require.NoError(t, err)
 	assert.Equal(t, "vllm", m["vllm:num_preemptions"].Server, "counters are found without _total")
 	d, ok := Lookup("vllm:num_preemptions_total")

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
@@ -76,15 +75,7 @@ func TestLiveSweepStopsOnServerSaturation(t *testing.T) {
 	cfg.Live.Sweep.Server.Interval, cfg.Live.Sweep.Server.Sustained = 100*time.Millisecond, 300*time.Millisecond
 	cfg.Live.Timeouts.TTFT, cfg.Live.Timeouts.Total = 20*time.Second, time.Minute
 	run := startLive(t, cfg)
-	lr := run.tr.(*handle).l.runner.(*liveRunner)
-	require.Eventually(t, func() bool {
-		select {
-		case <-lr.outDone:
-			return true
-		default:
-			return false
-		}
-	}, 60*time.Second, 50*time.Millisecond)
+	lr := run.runDone(t, 60*time.Second)
 	run.stop(t)
 	assert.Contains(t, []string{sweepKVCacheFull, sweepPreemptions}, lr.sweepStoppedBy)
 	assert.InDelta(t, 20.0, lr.sweepKnee, 1e-9, "the calm step passed")

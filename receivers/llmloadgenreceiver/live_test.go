@@ -109,6 +109,22 @@ func (r *liveRun) spans(t *testing.T, n int) []ptrace.Span {
 	return out
 }
 
+// runDone returns the live run's runner once its results are all out (the
+// schedule, a sweep included, is over), failing after within.
+func (r *liveRun) runDone(t *testing.T, within time.Duration) *liveRunner {
+	t.Helper()
+	h := r.tr.(*handle)
+	h.l.mu.Lock()
+	lr := h.l.runner.(*liveRunner)
+	h.l.mu.Unlock()
+	select {
+	case <-lr.outDone:
+	case <-time.After(within):
+		t.Fatalf("the live run did not end within %v", within)
+	}
+	return lr
+}
+
 func attrStr(sp ptrace.Span, k string) string {
 	v, ok := sp.Attributes().Get(k)
 	if !ok {
@@ -396,18 +412,7 @@ func TestLiveSweepFindsKnee(t *testing.T) {
 	cfg.Live.Sweep = LiveSweepConfig{StepDuration: time.Second, StartRate: 2, StepRate: 8, MaxRate: 26, TTFT: time.Second,
 		MinGoodRatio: 0.9, SaturationRatio: 0.9}
 	run := startLive(t, cfg)
-	require.Eventually(t, func() bool {
-		h := run.tr.(*handle)
-		h.l.mu.Lock()
-		defer h.l.mu.Unlock()
-		select {
-		case <-h.l.runner.(*liveRunner).outDone:
-			return true
-		default:
-			return false
-		}
-	}, 30*time.Second, 50*time.Millisecond)
-	lr := run.tr.(*handle).l.runner.(*liveRunner)
+	lr := run.runDone(t, 30*time.Second)
 	run.stop(t)
 	// Step 2/s passes; 10/s exceeds what one slot completes.
 	assert.InDelta(t, 2.0, lr.sweepKnee, 1e-9)
@@ -483,15 +488,7 @@ func TestLiveSweepBisects(t *testing.T) {
 	cfg.Live.Sweep = LiveSweepConfig{StepDuration: time.Second, StartRate: 2, StepRate: 1, MaxRate: 26, TTFT: time.Second,
 		MinGoodRatio: 0.9, SaturationRatio: 0.9, Search: sweepBisect, Tolerance: 2}
 	run := startLive(t, cfg)
-	lr := run.tr.(*handle).l.runner.(*liveRunner)
-	require.Eventually(t, func() bool {
-		select {
-		case <-lr.outDone:
-			return true
-		default:
-			return false
-		}
-	}, 60*time.Second, 50*time.Millisecond)
+	lr := run.runDone(t, 60*time.Second)
 	run.stop(t)
 	assert.GreaterOrEqual(t, lr.sweepKnee, 2.0)
 	assert.Less(t, lr.sweepKnee, 10.0, "one slot cannot keep up with 10 req/s")
