@@ -439,3 +439,52 @@ func (s LiveSessionConfig) validate(l *LiveConfig) error {
 	}
 	return errors.Join(errs...)
 }
+
+// SweepServerConfig is sweep.server.
+type SweepServerConfig struct {
+	// MetricsURL is the server's Prometheus page, e.g.
+	// http://vllm:8000/metrics; empty turns the watch off.
+	MetricsURL string `mapstructure:"metrics_url"`
+	// Interval between two scrapes during a step.
+	Interval time.Duration `mapstructure:"interval"`
+	// KVCacheUsage (0..1) held for Sustained within a step stops the sweep;
+	// 0 turns the check off.
+	KVCacheUsage float64       `mapstructure:"kv_cache_usage"`
+	Sustained    time.Duration `mapstructure:"sustained"`
+	// Preemptions stops the sweep at a step during which the server
+	// preempted a request.
+	Preemptions bool `mapstructure:"preemptions"`
+	// QueueGrowth stops the sweep at a step whose waiting queue rose: a
+	// least-squares slope above zero at Confidence, by one request or more
+	// over the step.
+	QueueGrowth bool    `mapstructure:"queue_growth"`
+	Confidence  float64 `mapstructure:"confidence"`
+}
+
+func defaultSweepServer() SweepServerConfig {
+	return SweepServerConfig{Interval: time.Second, KVCacheUsage: 0.95, Sustained: 5 * time.Second,
+		Preemptions: true, QueueGrowth: true, Confidence: 0.95}
+}
+
+func (c *SweepServerConfig) validate() []error {
+	if c.MetricsURL == "" {
+		return nil
+	}
+	var errs []error
+	if u, err := url.Parse(c.MetricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("live.sweep.server.metrics_url: must be an http(s) URL of the server's /metrics, got %q", c.MetricsURL))
+	}
+	if c.Interval <= 0 {
+		errs = append(errs, fmt.Errorf("live.sweep.server.interval: must be > 0, got %v", c.Interval))
+	}
+	if c.KVCacheUsage < 0 || c.KVCacheUsage > 1 {
+		errs = append(errs, fmt.Errorf("live.sweep.server.kv_cache_usage: must be in [0, 1] (0: off), got %v", c.KVCacheUsage))
+	}
+	if c.Sustained < 0 {
+		errs = append(errs, fmt.Errorf("live.sweep.server.sustained: must be >= 0, got %v", c.Sustained))
+	}
+	if c.Confidence < 0.5 || c.Confidence >= 1 {
+		errs = append(errs, fmt.Errorf("live.sweep.server.confidence: must be in [0.5, 1), got %v", c.Confidence))
+	}
+	return errs
+}
