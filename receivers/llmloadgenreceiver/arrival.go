@@ -12,15 +12,15 @@ import (
 // t1 = +Inf and r0 == r1.
 type segment struct{ t0, t1, r0, r1 float64 }
 
-// profile is the target (request rate, or virtual users) over time.
-type profile []segment
+// Profile is the target (request rate, or virtual users) over time.
+type Profile []segment
 
-func newProfile(a ArrivalConfig) profile {
+func NewProfile(a ArrivalConfig) Profile {
 	base := a.Rate
-	if a.Type == arrivalConcurrency {
+	if a.Type == ArrivalConcurrency {
 		base = float64(a.Concurrency)
 	}
-	var p profile
+	var p Profile
 	t, r := 0.0, base
 	for _, s := range a.Stages {
 		d := s.Duration.Seconds()
@@ -30,8 +30,8 @@ func newProfile(a ArrivalConfig) profile {
 	return append(p, segment{t0: t, t1: math.Inf(1), r0: r, r1: r})
 }
 
-// at returns the target at time t (seconds).
-func (p profile) at(t float64) float64 {
+// At returns the target At time t (seconds).
+func (p Profile) At(t float64) float64 {
 	for _, s := range p {
 		if t < s.t1 {
 			if math.IsInf(s.t1, 1) {
@@ -43,15 +43,15 @@ func (p profile) at(t float64) float64 {
 	return p[len(p)-1].r1
 }
 
-// advance returns the time at which the integral of the rate from t reaches
+// Advance returns the time at which the integral of the rate from t reaches
 // w (the inversion method of a non-homogeneous arrival process), or +Inf if
 // the rate stays 0.
-func (p profile) advance(t, w float64) float64 {
+func (p Profile) Advance(t, w float64) float64 {
 	for _, s := range p {
 		if t >= s.t1 {
 			continue
 		}
-		a := p.at(t)
+		a := p.At(t)
 		if math.IsInf(s.t1, 1) {
 			if a <= 0 {
 				return math.Inf(1)
@@ -81,22 +81,22 @@ func (p profile) advance(t, w float64) float64 {
 	return math.Inf(1)
 }
 
-// openLoop draws the start times of an open-loop arrival process: the unit
+// OpenLoop draws the start times of an open-loop arrival process: the unit
 // work between two arrivals is 1 (constant), Exp(1) (poisson) or
 // Gamma(b, b) (gamma, mean 1, burstiness b); the rate profile turns work
 // into time.
-type openLoop struct {
-	prof profile
+type OpenLoop struct {
+	prof Profile
 	unit interface{ Rand() float64 }
 	t    float64 // seconds since start of the last arrival
 }
 
-func newOpenLoop(a ArrivalConfig, r *rand64) *openLoop {
-	o := &openLoop{prof: newProfile(a)}
+func NewOpenLoop(a ArrivalConfig, r *Rand64) *OpenLoop {
+	o := &OpenLoop{prof: NewProfile(a)}
 	switch a.Type {
-	case arrivalPoisson:
+	case ArrivalPoisson:
 		o.unit = distuv.Exponential{Rate: 1, Src: r.src}
-	case arrivalGamma:
+	case ArrivalGamma:
 		o.unit = distuv.Gamma{Alpha: a.Burstiness, Beta: a.Burstiness, Src: r.src}
 	default:
 		o.unit = constDist(1)
@@ -104,18 +104,18 @@ func newOpenLoop(a ArrivalConfig, r *rand64) *openLoop {
 	return o
 }
 
-// next returns the next arrival time (seconds since start), +Inf when the
+// Next returns the Next arrival time (seconds since start), +Inf when the
 // profile has ended at rate 0.
-func (o *openLoop) next() float64 {
-	o.t = o.prof.advance(o.t, o.unit.Rand())
+func (o *OpenLoop) Next() float64 {
+	o.t = o.prof.Advance(o.t, o.unit.Rand())
 	return o.t
 }
 
-// closedLoop simulates virtual users: each issues a request, waits for it to
+// ClosedLoop simulates virtual users: each issues a request, waits for it to
 // end, thinks, and issues the next. The number of users follows the
 // profile; users above the target retire when they would issue next.
-type closedLoop struct {
-	prof   profile
+type ClosedLoop struct {
+	prof   Profile
 	think  distuv.Exponential
 	thinks bool
 	users  userHeap
@@ -125,39 +125,39 @@ type closedLoop struct {
 
 const closedLoopTick = 0.1 // seconds between checks for added users
 
-func newClosedLoop(a ArrivalConfig, r *rand64) *closedLoop {
-	c := &closedLoop{prof: newProfile(a)}
+func NewClosedLoop(a ArrivalConfig, r *Rand64) *ClosedLoop {
+	c := &ClosedLoop{prof: NewProfile(a)}
 	if a.ThinkTime > 0 {
 		c.thinks = true
 		c.think = distuv.Exponential{Rate: 1 / a.ThinkTime.Seconds(), Src: r.src}
 	}
-	c.grow(0)
+	c.Grow(0)
 	return c
 }
 
-func (c *closedLoop) target(t float64) int { return int(math.Floor(c.prof.at(t) + 1e-9)) }
+func (c *ClosedLoop) Target(t float64) int { return int(math.Floor(c.prof.At(t) + 1e-9)) }
 
-func (c *closedLoop) grow(t float64) {
-	for c.active < c.target(t) {
+func (c *ClosedLoop) Grow(t float64) {
+	for c.active < c.Target(t) {
 		heap.Push(&c.users, t)
 		c.active++
 	}
 	c.tick = t + closedLoopTick
 }
 
-// next returns the time the next user issues a request, +Inf when no user
+// Next returns the time the next user issues a request, +Inf when no user
 // is left and the profile stays at 0.
-func (c *closedLoop) next() float64 {
+func (c *ClosedLoop) next() float64 {
 	for {
 		if len(c.users) == 0 || c.users[0] > c.tick {
 			if len(c.users) == 0 && c.prof[len(c.prof)-1].r1 < 1 && c.tick > c.prof[len(c.prof)-1].t0 {
 				return math.Inf(1)
 			}
-			c.grow(c.tick)
+			c.Grow(c.tick)
 			continue
 		}
 		t := heap.Pop(&c.users).(float64)
-		if c.active > c.target(t) {
+		if c.active > c.Target(t) {
 			c.active--
 			continue
 		}
@@ -165,9 +165,9 @@ func (c *closedLoop) next() float64 {
 	}
 }
 
-// done tells the loop that the request issued at start ended at end
+// Done tells the loop that the request issued at start ended at end
 // (seconds); the user thinks and issues again.
-func (c *closedLoop) done(end float64) {
+func (c *ClosedLoop) Done(end float64) {
 	if c.thinks {
 		end += c.think.Rand()
 	}

@@ -50,7 +50,7 @@ func TestDeterminism(t *testing.T) {
 	run := func(seed uint64) ptrace.Traces {
 		cfg := afapConfig(200)
 		cfg.Seed = seed
-		cfg.Faults = []FaultConfig{{Type: faultRateLimit, Probability: 0.1, MaxRetries: 1}, {Type: faultCancel, Probability: 0.1}}
+		cfg.Faults = []FaultConfig{{Type: FaultRateLimit, Probability: 0.1, MaxRetries: 1}, {Type: FaultCancel, Probability: 0.1}}
 		sink := &consumertest.TracesSink{}
 		runSync(t, cfg, sink, nil, nil)
 		return mergeTraces(sink.AllTraces())
@@ -65,7 +65,7 @@ func TestDeterminism(t *testing.T) {
 func TestSpanTreesAreWellFormed(t *testing.T) {
 	cfg := afapConfig(300)
 	cfg.Agent.Depth = 2
-	cfg.Faults = []FaultConfig{{Type: faultRateLimit, Probability: 0.05, MaxRetries: 2}, {Type: faultTimeout, Probability: 0.02}}
+	cfg.Faults = []FaultConfig{{Type: FaultRateLimit, Probability: 0.05, MaxRetries: 2}, {Type: FaultTimeout, Probability: 0.02}}
 	sink := &consumertest.TracesSink{}
 	runSync(t, cfg, sink, nil, nil)
 	spans := allSpans(sink.AllTraces())
@@ -96,10 +96,10 @@ func TestSpanTreesAreWellFormed(t *testing.T) {
 // fails with the 400 context-length error.
 func TestContextWindowTruncates(t *testing.T) {
 	cfg := afapConfig(50)
-	cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+	cfg.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 1}}
 	cfg.Models = []ModelConfig{{Name: "small", Provider: "vllm", Weight: 1, ContextWindow: 300,
-		TTFT: Distribution{Type: distConstant, Value: 0.1}, ITL: Distribution{Type: distConstant, Value: 0.01},
-		InputTokens: Distribution{Type: distConstant, Value: 200}, OutputTokens: Distribution{Type: distConstant, Value: 250}}}
+		TTFT: Distribution{Type: DistConstant, Value: 0.1}, ITL: Distribution{Type: DistConstant, Value: 0.01},
+		InputTokens: Distribution{Type: DistConstant, Value: 200}, OutputTokens: Distribution{Type: DistConstant, Value: 250}}}
 	sink := &consumertest.TracesSink{}
 	runSync(t, cfg, sink, nil, nil)
 	for _, s := range allSpans(sink.AllTraces()) {
@@ -112,7 +112,7 @@ func TestContextWindowTruncates(t *testing.T) {
 		assert.Equal(t, "length", fr.Slice().At(0).Str())
 	}
 
-	cfg.Models[0].InputTokens = Distribution{Type: distConstant, Value: 400}
+	cfg.Models[0].InputTokens = Distribution{Type: DistConstant, Value: 400}
 	sink.Reset()
 	runSync(t, cfg, sink, nil, nil)
 	for _, s := range allSpans(sink.AllTraces()) {
@@ -135,15 +135,15 @@ func TestFaultsAsInstrumentationRecordsThem(t *testing.T) {
 		clientErr  string
 		httpStatus int64
 	}{
-		{faultOverloaded, "InternalServerError", 503},
-		{faultMidStream, "APIError", 200},
-		{faultCancel, "context_canceled", 499},
-		{faultTimeout, "timeout", 504},
+		{FaultOverloaded, "InternalServerError", 503},
+		{FaultMidStream, "APIError", 200},
+		{FaultCancel, "context_canceled", 499},
+		{FaultTimeout, "timeout", 504},
 	}
 	for _, tc := range cases {
 		t.Run(tc.fault, func(t *testing.T) {
 			cfg := afapConfig(2000)
-			cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+			cfg.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 1}}
 			cfg.Faults = []FaultConfig{{Type: tc.fault, Probability: 0.25}}
 			sink := &consumertest.TracesSink{}
 			runSync(t, cfg, sink, nil, nil)
@@ -173,8 +173,8 @@ func TestFaultsAsInstrumentationRecordsThem(t *testing.T) {
 // http.request.resend_count; requests that exhaust max_retries fail with 429.
 func TestRateLimitRetries(t *testing.T) {
 	cfg := afapConfig(400)
-	cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
-	cfg.Faults = []FaultConfig{{Type: faultRateLimit, Probability: 1, MaxRetries: 1, RetryAfter: 2e9}}
+	cfg.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 1}}
+	cfg.Faults = []FaultConfig{{Type: FaultRateLimit, Probability: 1, MaxRetries: 1, RetryAfter: 2e9}}
 	sink := &consumertest.TracesSink{}
 	runSync(t, cfg, sink, nil, nil)
 	recovered, gaveUp := 0, 0
@@ -203,10 +203,10 @@ func TestRateLimitRetries(t *testing.T) {
 // (capped), chunk_events all one event per chunk, content large attributes.
 func TestExplosionAndBloatKnobs(t *testing.T) {
 	cfg := afapConfig(20)
-	cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+	cfg.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 1}}
 	cfg.Models = cfg.Models[:1]
-	cfg.Models[0].OutputTokens = Distribution{Type: distConstant, Value: 100}
-	cfg.Stream = StreamConfig{TokensPerChunk: 2, ChunkEvents: chunkEventsAll, SpanPerChunk: true, MaxChunkSpans: 40}
+	cfg.Models[0].OutputTokens = Distribution{Type: DistConstant, Value: 100}
+	cfg.Stream = StreamConfig{TokensPerChunk: 2, ChunkEvents: ChunkEventsAll, SpanPerChunk: true, MaxChunkSpans: 40}
 	cfg.Content = ContentConfig{Enabled: true, PromptBytes: 10000, CompletionBytes: 5000}
 	sink := &consumertest.TracesSink{}
 	runSync(t, cfg, sink, nil, nil)
@@ -225,7 +225,7 @@ func TestExplosionAndBloatKnobs(t *testing.T) {
 // log record per chat call, correlated with its span.
 func TestInferenceDetailsEvents(t *testing.T) {
 	cfg := afapConfig(50)
-	cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+	cfg.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 1}}
 	cfg.Logs.InferenceDetails = true
 	traces, logs := &consumertest.TracesSink{}, &consumertest.LogsSink{}
 	runSync(t, cfg, traces, nil, logs)
@@ -263,7 +263,7 @@ func runWithTelemetry(t *testing.T, cfg *Config, traces consumer.Traces) (*synth
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	r, err := newSyntheticRunner(&loadgen{cfg: cfg, set: set, traces: traces})
+	r, err := newSyntheticRunner(&Run{Config: cfg, Settings: set, Traces: traces})
 	require.NoError(t, err)
 	s := r.(*syntheticRunner)
 	s.init()
@@ -287,7 +287,7 @@ func TestBackpressure(t *testing.T) {
 
 	perm := &refusingConsumer{n: 1, err: consumererror.NewPermanent(errors.New("bad data"))}
 	s, tel = runWithTelemetry(t, cfg, perm)
-	dropped := metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_dropped", attribute.String("signal", "traces"), attribute.String("reason", dropPermanent))
+	dropped := metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_dropped", attribute.String("signal", "traces"), attribute.String("reason", DropPermanent))
 	assert.Positive(t, dropped)
 	assert.EqualValues(t, perm.SpanCount()+int(dropped), s.totals.built)
 }
@@ -303,7 +303,7 @@ func TestShutdownAccountsForEverySpan(t *testing.T) {
 	cfg := afapConfig(0)
 	cfg.BatchSize = 7
 	sink := &consumertest.TracesSink{}
-	r, err := newSyntheticRunner(&loadgen{cfg: cfg, set: set, traces: sink})
+	r, err := newSyntheticRunner(&Run{Config: cfg, Settings: set, Traces: sink})
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool { return sink.SpanCount() > 1000 }, 10e9, 1e6)

@@ -162,15 +162,15 @@ type measured struct {
 // and returns what it measured.
 func runLoadgenClosed(b *testing.B, url string, users int, d time.Duration, chunkEvents string) []measured {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	cfg.Mode = modeLive
+	cfg.Mode = ModeLive
 	cfg.Duration = d
-	cfg.Arrival = ArrivalConfig{Type: arrivalConcurrency, Concurrency: users}
+	cfg.Arrival = ArrivalConfig{Type: ArrivalConcurrency, Concurrency: users}
 	cfg.Metrics.Interval = time.Hour
 	cfg.BatchSize = 1000
 	cfg.Live.Client.Endpoint = url + "/v1"
 	cfg.Live.MaxConcurrency = users
 	cfg.Live.ChunkEvents = chunkEvents
-	cfg.Live.Prompt.InputTokens = Distribution{Type: distConstant, Value: 30}
+	cfg.Live.Prompt.InputTokens = Distribution{Type: DistConstant, Value: 30}
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func BenchmarkLiveVsLocust(b *testing.B) {
 			}
 			before = mockCompleted(b, url)
 			c0 := costSelf()
-			ours := runLoadgenClosed(b, url, u, run, chunkEventsFirst)
+			ours := runLoadgenClosed(b, url, u, run, ChunkEventsFirst)
 			oc := costSelf().sub(c0)
 			oursCPU := oc.user + oc.sys
 			oursDone := mockCompleted(b, url) - before
@@ -364,7 +364,7 @@ func BenchmarkLiveStreamCPU(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				before := mockCompleted(b, url)
 				c0 := costSelf()
-				ms := runLoadgenClosed(b, url, users, run, chunkEventsFirst)
+				ms := runLoadgenClosed(b, url, users, run, ChunkEventsFirst)
 				c := costSelf().sub(c0)
 				done := mockCompleted(b, url) - before
 				if done == 0 || len(ms) == 0 {
@@ -411,7 +411,7 @@ func BenchmarkLiveErrorAt1000Streams(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		url := startMockProcess(b, "-ttft", "200ms", "-itl", "50ms", "-output-tokens", "40", "-output-jitter", "0", "-jitter", "0.2")
 		c0 := costSelf()
-		ms := runLoadgenClosed(b, url, 1000, 8*time.Second, chunkEventsAll)
+		ms := runLoadgenClosed(b, url, 1000, 8*time.Second, ChunkEventsAll)
 		c := costSelf().sub(c0)
 		st := compareTruth(b, url, ms, 1000)
 		b.ReportMetric(float64(len(ms)), "requests")

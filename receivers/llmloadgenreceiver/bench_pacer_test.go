@@ -16,7 +16,7 @@ import (
 //
 //	go test -run '^$' -bench Pacer -benchtime 1x ./receivers/llmloadgenreceiver/
 func BenchmarkPacer(b *testing.B) {
-	for _, clock := range []string{pacerRuntime, pacerTimerfd} {
+	for _, clock := range []string{PacerRuntime, PacerTimerfd} {
 		for _, rate := range []int{1000, 10000} {
 			for _, spin := range []time.Duration{0, 20 * time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond} {
 				b.Run(fmt.Sprintf("clock=%s/rate=%d/spin=%v", clock, rate, spin), func(b *testing.B) {
@@ -29,7 +29,7 @@ func BenchmarkPacer(b *testing.B) {
 
 func benchPacer(b *testing.B, clock string, rate int, spin time.Duration) {
 	pc := &pacer{timer: time.NewTimer(time.Hour), spin: spin}
-	if clock == pacerTimerfd {
+	if clock == PacerTimerfd {
 		tf, err := newTimerfd()
 		if err != nil {
 			b.Skip(err)

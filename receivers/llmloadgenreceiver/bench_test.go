@@ -40,10 +40,10 @@ func benchScenario(b *testing.B, scenario string) {
 	b.ReportMetric(float64(s.totals.spans)/float64(b.N), "spans/req")
 }
 
-func BenchmarkChatSpansAFAP(b *testing.B)       { benchScenario(b, scenarioChat) }
-func BenchmarkRAGSpansAFAP(b *testing.B)        { benchScenario(b, scenarioRAG) }
-func BenchmarkAgentSpansAFAP(b *testing.B)      { benchScenario(b, scenarioAgent) }
-func BenchmarkEmbeddingsSpansAFAP(b *testing.B) { benchScenario(b, scenarioEmbeddings) }
+func BenchmarkChatSpansAFAP(b *testing.B)       { benchScenario(b, ScenarioChat) }
+func BenchmarkRAGSpansAFAP(b *testing.B)        { benchScenario(b, ScenarioRAG) }
+func BenchmarkAgentSpansAFAP(b *testing.B)      { benchScenario(b, ScenarioAgent) }
+func BenchmarkEmbeddingsSpansAFAP(b *testing.B) { benchScenario(b, ScenarioEmbeddings) }
 
 // BenchmarkChatPdataFloor copies the two spans of one rendered chat request
 // b.N times into batches of 1000 requests, and does nothing else: no
@@ -53,7 +53,7 @@ func BenchmarkEmbeddingsSpansAFAP(b *testing.B) { benchScenario(b, scenarioEmbed
 // CPU-second of the whole process, like benchScenario.
 func BenchmarkChatPdataFloor(b *testing.B) {
 	cfg := afapConfig(1)
-	cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+	cfg.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 1}}
 	sink := &consumertest.TracesSink{}
 	runSync(b, cfg, sink, nil, nil)
 	src := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
@@ -94,7 +94,7 @@ func BenchmarkChatPdataFloor(b *testing.B) {
 // the requests emitted per simulated second and the error against the
 // target, for each open-loop arrival process.
 func BenchmarkRateAccuracy10k(b *testing.B) {
-	for _, typ := range []string{arrivalConstant, arrivalPoisson, arrivalGamma} {
+	for _, typ := range []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma} {
 		b.Run(typ, func(b *testing.B) {
 			var errPct, achieved float64
 			for i := 0; i < b.N; i++ {
@@ -102,7 +102,7 @@ func BenchmarkRateAccuracy10k(b *testing.B) {
 				cfg.Seed = uint64(i + 1)
 				cfg.Duration = time.Minute
 				cfg.Arrival = ArrivalConfig{Type: typ, Rate: 10000, Burstiness: 0.5}
-				cfg.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 1}}
+				cfg.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 1}}
 				cfg.BatchSize = 1000
 				s := runSync(b, cfg, consumertest.NewNop(), nil, nil)
 				achieved = float64(s.totals.requests) / 60

@@ -11,45 +11,69 @@ import (
 
 // Modes.
 const (
-	modeSynthetic = "synthetic"
-	modeLive      = "live"
+	ModeSynthetic = "synthetic"
+	ModeLive      = "live"
 )
 
 // Timing modes.
 const (
-	timingRealtime = "realtime"
-	timingAFAP     = "as_fast_as_possible"
+	TimingRealtime = "realtime"
+	TimingAFAP     = "as_fast_as_possible"
 )
 
 // Arrival processes.
 const (
-	arrivalConstant    = "constant"
-	arrivalPoisson     = "poisson"
-	arrivalGamma       = "gamma"
-	arrivalConcurrency = "concurrency"
+	ArrivalConstant    = "constant"
+	ArrivalPoisson     = "poisson"
+	ArrivalGamma       = "gamma"
+	ArrivalConcurrency = "concurrency"
 )
 
 // Scenario types.
 const (
-	scenarioChat       = "chat"
-	scenarioRAG        = "rag"
-	scenarioAgent      = "agent"
-	scenarioEmbeddings = "embeddings"
+	ScenarioChat       = "chat"
+	ScenarioRAG        = "rag"
+	ScenarioAgent      = "agent"
+	ScenarioEmbeddings = "embeddings"
 )
 
 // Chunk event modes.
 const (
-	chunkEventsNone  = "none"
-	chunkEventsFirst = "first"
-	chunkEventsAll   = "all"
+	ChunkEventsNone  = "none"
+	ChunkEventsFirst = "first"
+	ChunkEventsAll   = "all"
 )
 
+// Progress outputs (progress_output).
+const (
+	ProgressLog     = "log"     // the collector's log, as a structured info line
+	ProgressConsole = "console" // a line for people on standard output
+)
+
+// ProgressOutputs lists the progress_output values.
+var ProgressOutputs = []string{ProgressLog, ProgressConsole}
+
+// Semantic-convention dialects of synthetic mode (semconv), in
+// documentation order; synthetic mode renders each of them.
+const (
+	SemconvGenAIv141     = "gen_ai_v1.41"
+	SemconvGenAILatest   = "gen_ai_latest"
+	SemconvGenAIv136     = "gen_ai_v1.36"
+	SemconvOpenInference = "openinference"
+	SemconvOpenLLMetry   = "openllmetry"
+	SemconvVercelAI      = "vercel_ai"
+	SemconvLegacyLLM     = "legacy_llm"
+)
+
+// SemconvDialects lists the semconv values.
+var SemconvDialects = []string{SemconvGenAIv141, SemconvGenAILatest, SemconvGenAIv136, SemconvOpenInference, SemconvOpenLLMetry, SemconvVercelAI, SemconvLegacyLLM}
+
 var (
-	allowedModes       = []string{modeSynthetic, modeLive}
-	allowedTimings     = []string{timingRealtime, timingAFAP}
-	allowedArrivals    = []string{arrivalConstant, arrivalPoisson, arrivalGamma, arrivalConcurrency}
-	allowedScenarios   = []string{scenarioChat, scenarioRAG, scenarioAgent, scenarioEmbeddings}
-	allowedChunkEvents = []string{chunkEventsNone, chunkEventsFirst, chunkEventsAll}
+	allowedModes       = []string{ModeSynthetic, ModeLive}
+	allowedTimings     = []string{TimingRealtime, TimingAFAP}
+	allowedArrivals    = []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma, ArrivalConcurrency}
+	allowedScenarios   = []string{ScenarioChat, ScenarioRAG, ScenarioAgent, ScenarioEmbeddings}
+	allowedChunkEvents = []string{ChunkEventsNone, ChunkEventsFirst, ChunkEventsAll}
 )
 
 // Config is the llm_loadgen receiver's configuration.
@@ -160,15 +184,15 @@ type ScenarioConfig struct {
 
 // Fault kinds.
 const (
-	faultRateLimit     = "rate_limit"
-	faultOverloaded    = "overloaded"
-	faultContextLength = "context_length"
-	faultMidStream     = "mid_stream"
-	faultCancel        = "cancel"
-	faultTimeout       = "timeout"
+	FaultRateLimit     = "rate_limit"
+	FaultOverloaded    = "overloaded"
+	FaultContextLength = "context_length"
+	FaultMidStream     = "mid_stream"
+	FaultCancel        = "cancel"
+	FaultTimeout       = "timeout"
 )
 
-var allowedFaults = []string{faultRateLimit, faultOverloaded, faultContextLength, faultMidStream, faultCancel, faultTimeout}
+var allowedFaults = []string{FaultRateLimit, FaultOverloaded, FaultContextLength, FaultMidStream, FaultCancel, FaultTimeout}
 
 // FaultConfig injects one kind of error into a share of requests.
 type FaultConfig struct {
@@ -297,7 +321,7 @@ func (cfg *Config) Validate() error {
 	}
 	add(oneOf("mode", cfg.Mode, allowedModes))
 	add(cfg.validateShard())
-	if cfg.Mode == modeLive {
+	if cfg.Mode == ModeLive {
 		add(cfg.Live.validateLive(cfg))
 		return errors.Join(errs...)
 	}
@@ -307,9 +331,7 @@ func (cfg *Config) Validate() error {
 			add(fmt.Errorf("start_time: %q is not an RFC 3339 time: %w", cfg.StartTime, err))
 		}
 	}
-	if _, ok := dialects[cfg.Semconv]; !ok {
-		add(oneOf("semconv", cfg.Semconv, dialectNames))
-	}
+	add(oneOf("semconv", cfg.Semconv, SemconvDialects))
 	if cfg.Duration < 0 {
 		add(fmt.Errorf("duration: must be >= 0, got %v", cfg.Duration))
 	}
@@ -345,12 +367,12 @@ func (cfg *Config) Validate() error {
 		add(fmt.Errorf("progress_interval: must be >= 0, got %v", cfg.ProgressInterval))
 	}
 	switch {
-	case !slices.Contains(progressOutputs, cfg.ProgressOutput):
-		add(fmt.Errorf("progress_output: unknown value %q; allowed values: %s", cfg.ProgressOutput, strings.Join(progressOutputs, ", ")))
-	case cfg.ProgressOutput == progressConsole && cfg.Mode != modeLive:
-		add(fmt.Errorf("progress_output: %q needs mode %q (synthetic mode logs its progress)", progressConsole, modeLive))
-	case cfg.ProgressOutput == progressConsole && cfg.ProgressInterval == 0:
-		add(fmt.Errorf("progress_output: %q needs a progress_interval above 0", progressConsole))
+	case !slices.Contains(ProgressOutputs, cfg.ProgressOutput):
+		add(fmt.Errorf("progress_output: unknown value %q; allowed values: %s", cfg.ProgressOutput, strings.Join(ProgressOutputs, ", ")))
+	case cfg.ProgressOutput == ProgressConsole && cfg.Mode != ModeLive:
+		add(fmt.Errorf("progress_output: %q needs mode %q (synthetic mode logs its progress)", ProgressConsole, ModeLive))
+	case cfg.ProgressOutput == ProgressConsole && cfg.ProgressInterval == 0:
+		add(fmt.Errorf("progress_output: %q needs a progress_interval above 0", ProgressConsole))
 	}
 	if cfg.Backpressure.InitialBackoff <= 0 {
 		add(fmt.Errorf("backpressure.initial_backoff: must be > 0, got %v", cfg.Backpressure.InitialBackoff))
@@ -366,7 +388,7 @@ func (a *ArrivalConfig) validate() error {
 	if err := oneOf("arrival.type", a.Type, allowedArrivals); err != nil {
 		return err
 	}
-	if a.Type == arrivalConcurrency {
+	if a.Type == ArrivalConcurrency {
 		if a.Concurrency < 1 && len(a.Stages) == 0 {
 			errs = append(errs, fmt.Errorf("arrival.concurrency: must be >= 1 for type concurrency, got %d", a.Concurrency))
 		}
@@ -383,7 +405,7 @@ func (a *ArrivalConfig) validate() error {
 			errs = append(errs, errors.New("arrival.rate: must be > 0 when no stages are given"))
 		}
 	}
-	if a.Type == arrivalGamma {
+	if a.Type == ArrivalGamma {
 		if math.IsNaN(a.Burstiness) || math.IsInf(a.Burstiness, 0) || a.Burstiness <= 0 {
 			errs = append(errs, fmt.Errorf("arrival.burstiness: must be a finite number > 0 for type gamma, got %v", a.Burstiness))
 		}
@@ -396,7 +418,7 @@ func (a *ArrivalConfig) validate() error {
 		if err := finiteNonNeg(fmt.Sprintf("arrival.stages[%d].target", i), s.Target); err != nil {
 			errs = append(errs, err)
 		}
-		if a.Type == arrivalConcurrency && s.Target != math.Trunc(s.Target) {
+		if a.Type == ArrivalConcurrency && s.Target != math.Trunc(s.Target) {
 			errs = append(errs, fmt.Errorf("arrival.stages[%d].target: must be a whole number of virtual users for type concurrency, got %v", i, s.Target))
 		}
 		peak = math.Max(peak, s.Target)
@@ -507,4 +529,58 @@ func (s *StreamConfig) validate() error {
 		errs = append(errs, fmt.Errorf("stream.max_chunk_spans: must be >= 0, got %d", s.MaxChunkSpans))
 	}
 	return errors.Join(errs...)
+}
+
+// Default is the configuration of a receiver whose YAML sets nothing.
+func Default() *Config {
+	return &Config{
+		Mode:    ModeSynthetic,
+		Timing:  TimingRealtime,
+		Semconv: SemconvGenAIv141,
+		Arrival: ArrivalConfig{Type: ArrivalPoisson, Rate: 5, Burstiness: 1, Concurrency: 8, ThinkTime: time.Second},
+		Scenarios: []ScenarioConfig{
+			{Type: ScenarioChat, Weight: 6},
+			{Type: ScenarioRAG, Weight: 2},
+			{Type: ScenarioAgent, Weight: 1},
+			{Type: ScenarioEmbeddings, Weight: 1},
+		},
+		Models: []ModelConfig{
+			{
+				Name: "gpt-4o-mini", Provider: "openai", Weight: 3, ServerAddress: "api.openai.com", ContextWindow: 128000,
+				TTFT: Distribution{P50: 0.35, P99: 2}, ITL: Distribution{P50: 0.012, P99: 0.04},
+				InputTokens: Distribution{P50: 400, P99: 6000}, OutputTokens: Distribution{P50: 180, P99: 1200},
+			},
+			{
+				Name: "claude-sonnet-4", Provider: "anthropic", Weight: 1, ServerAddress: "api.anthropic.com", ContextWindow: 200000,
+				TTFT: Distribution{P50: 0.6, P99: 3}, ITL: Distribution{P50: 0.02, P99: 0.06},
+				InputTokens: Distribution{P50: 800, P99: 12000}, OutputTokens: Distribution{P50: 250, P99: 2000},
+			},
+			{
+				Name: "text-embedding-3-small", Provider: "openai", Weight: 1, ServerAddress: "api.openai.com", ContextWindow: 8191,
+				Embedding: true, EmbeddingDimensions: 1536,
+				TTFT: Distribution{P50: 0.08, P99: 0.5}, InputTokens: Distribution{P50: 60, P99: 800},
+			},
+		},
+		Agent: AgentConfig{
+			Depth: 1, FanOut: 2, DependencyProbability: 0.5, MinSteps: 1, MaxSteps: 4,
+			Tools:       []string{"web_search", "code_interpreter", "sql_query", "get_weather"},
+			ToolLatency: Distribution{P50: 0.15, P99: 1.5},
+		},
+		RAG: RAGConfig{
+			VectorStore: "qdrant", Collection: "docs", TopK: 8,
+			RetrievalLatency: Distribution{P50: 0.03, P99: 0.2},
+			RerankModel:      "rerank-v3.5", RerankLatency: Distribution{P50: 0.05, P99: 0.3},
+		},
+		Stream:           StreamConfig{TokensPerChunk: 1, ChunkEvents: ChunkEventsFirst},
+		Content:          ContentConfig{PromptBytes: 2048, CompletionBytes: 1024},
+		Resources:        ResourcesConfig{Services: 3, InstancesPerService: 2, ServiceNamePrefix: "llm-app"},
+		Metrics:          MetricsConfig{Interval: 10 * time.Second},
+		BatchSize:        100,
+		FlushInterval:    200 * time.Millisecond,
+		ProgressInterval: 10 * time.Second,
+		ProgressOutput:   ProgressLog,
+		Backpressure:     BackpressureConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 2 * time.Second},
+		Live:             defaultLiveConfig(),
+		Shard:            ShardConfig{Count: 1},
+	}
 }

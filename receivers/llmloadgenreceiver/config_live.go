@@ -17,11 +17,11 @@ import (
 
 // Live operations (the endpoint path under the base URL).
 const (
-	liveOpChat = genai.OpChat
-	liveOpText = genai.OpTextCompletion
+	LiveOpChat = genai.OpChat
+	LiveOpText = genai.OpTextCompletion
 )
 
-var allowedLiveOps = []string{liveOpChat, liveOpText}
+var allowedLiveOps = []string{LiveOpChat, LiveOpText}
 
 // LiveConfig configures live mode (mode: live): load driven against an
 // OpenAI-compatible streaming endpoint. The arrival process, duration,
@@ -174,8 +174,8 @@ type LivePacerConfig struct {
 
 // Pacer clocks.
 const (
-	pacerTimerfd = "timerfd" // Linux timerfd; elsewhere the runtime's timer
-	pacerRuntime = "runtime"
+	PacerTimerfd = "timerfd" // Linux timerfd; elsewhere the runtime's timer
+	PacerRuntime = "runtime"
 )
 
 // LiveSweepConfig steps the request rate.
@@ -206,8 +206,8 @@ type LiveSweepConfig struct {
 
 // Sweep searches.
 const (
-	sweepSteps  = "steps"
-	sweepBisect = "bisect"
+	SweepSteps  = "steps"
+	SweepBisect = "bisect"
 )
 
 func defaultLiveConfig() LiveConfig {
@@ -217,7 +217,7 @@ func defaultLiveConfig() LiveConfig {
 		Client:         client,
 		Model:          "mock-llm",
 		Provider:       "openai",
-		Operation:      liveOpChat,
+		Operation:      LiveOpChat,
 		Stream:         true,
 		IncludeUsage:   true,
 		MaxTokens:      128,
@@ -226,17 +226,17 @@ func defaultLiveConfig() LiveConfig {
 		Prompt: LivePromptConfig{
 			System:        "You are a helpful assistant.",
 			User:          "Summarize the following notes in a few sentences.",
-			InputTokens:   Distribution{Type: distConstant, Value: 256},
+			InputTokens:   Distribution{Type: DistConstant, Value: 256},
 			ContextWindow: 8192,
 			UniquePrefix:  true,
 		},
 		Dataset:      dataset.Config{Format: dataset.FormatJSONL, Order: dataset.OrderRandom, MaxRecords: 100_000},
 		Trace:        dataset.TraceConfig{Format: dataset.TraceFormatMooncake, Speed: 1, BlockTokens: 512},
 		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
-		ChunkEvents:  chunkEventsFirst,
+		ChunkEvents:  ChunkEventsFirst,
 		DrainTimeout: 10 * time.Second,
-		Pacer:        LivePacerConfig{Clock: pacerTimerfd, Spin: 100 * time.Microsecond},
-		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: sweepSteps},
+		Pacer:        LivePacerConfig{Clock: PacerTimerfd, Spin: 100 * time.Microsecond},
+		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: SweepSteps},
 	}
 }
 
@@ -331,9 +331,9 @@ func (s *LiveSweepConfig) validate(arrivalType string) error {
 	if s.StepDuration < 0 {
 		errs = append(errs, fmt.Errorf("live.sweep.step_duration: must be >= 0, got %v", s.StepDuration))
 	}
-	if arrivalType == arrivalConcurrency {
+	if arrivalType == ArrivalConcurrency {
 		errs = append(errs, fmt.Errorf("live.sweep: needs an open-loop arrival.type (%s), got %s",
-			strings.Join([]string{arrivalConstant, arrivalPoisson, arrivalGamma}, ", "), arrivalType))
+			strings.Join([]string{ArrivalConstant, ArrivalPoisson, ArrivalGamma}, ", "), arrivalType))
 	}
 	if s.StartRate <= 0 || s.StepRate <= 0 || s.MaxRate < s.StartRate {
 		errs = append(errs, fmt.Errorf("live.sweep: start_rate and step_rate must be > 0 and max_rate >= start_rate, got %v, %v, %v", s.StartRate, s.StepRate, s.MaxRate))
@@ -345,11 +345,11 @@ func (s *LiveSweepConfig) validate(arrivalType string) error {
 		errs = append(errs, fmt.Errorf("live.sweep.min_good_ratio: must be in (0, 1], got %v", s.MinGoodRatio))
 	}
 	if s.Search != "" { // "" as steps, for configs built in code
-		if err := oneOf("live.sweep.search", s.Search, []string{sweepSteps, sweepBisect}); err != nil {
+		if err := oneOf("live.sweep.search", s.Search, []string{SweepSteps, SweepBisect}); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if s.Search == sweepBisect && !(s.Tolerance > 0 && s.Tolerance < s.MaxRate-s.StartRate) {
+	if s.Search == SweepBisect && !(s.Tolerance > 0 && s.Tolerance < s.MaxRate-s.StartRate) {
 		errs = append(errs, fmt.Errorf("live.sweep.tolerance: a bisection needs 0 < tolerance < max_rate − start_rate, got %v", s.Tolerance))
 	}
 	if s.SaturationRatio <= 0 || s.SaturationRatio > 1 {
@@ -367,7 +367,7 @@ func (l *LiveConfig) validateStreamAndPacer() []error {
 	if l.ContinuousUsage && !(l.Stream && l.IncludeUsage) {
 		errs = append(errs, errors.New("live.continuous_usage: needs live.stream and live.include_usage"))
 	}
-	if err := oneOf("live.pacer.clock", l.Pacer.Clock, []string{pacerTimerfd, pacerRuntime}); err != nil {
+	if err := oneOf("live.pacer.clock", l.Pacer.Clock, []string{PacerTimerfd, PacerRuntime}); err != nil {
 		errs = append(errs, err)
 	}
 	if l.Pacer.Spin < 0 || l.Pacer.Spin > 10*time.Millisecond {
@@ -425,8 +425,8 @@ func (s LiveSessionConfig) validate(l *LiveConfig) error {
 	if s.ThinkTime < 0 {
 		errs = append(errs, fmt.Errorf("live.session.think_time: must not be negative, got %s", s.ThinkTime))
 	}
-	if l.Operation != liveOpChat {
-		errs = append(errs, fmt.Errorf("live.session: a conversation needs operation %q, got %q", liveOpChat, l.Operation))
+	if l.Operation != LiveOpChat {
+		errs = append(errs, fmt.Errorf("live.session: a conversation needs operation %q, got %q", LiveOpChat, l.Operation))
 	}
 	if l.Trace.Path != "" {
 		errs = append(errs, errors.New("live.session: a trace sets every request's send time; remove live.trace"))

@@ -91,11 +91,11 @@ func (cfg *Config) validateModels() error {
 			continue
 		}
 		switch s.Type {
-		case scenarioEmbeddings:
+		case ScenarioEmbeddings:
 			needEmb = true
-		case scenarioRAG:
+		case ScenarioRAG:
 			needEmb, needChat = true, true
-		case scenarioChat, scenarioAgent:
+		case ScenarioChat, ScenarioAgent:
 			needChat = true
 		}
 	}
@@ -110,19 +110,19 @@ func (cfg *Config) validateModels() error {
 
 // Distribution types.
 const (
-	distLogNormal   = "lognormal"
-	distNormal      = "normal"
-	distUniform     = "uniform"
-	distExponential = "exponential"
-	distConstant    = "constant"
+	DistLogNormal   = "lognormal"
+	DistNormal      = "normal"
+	DistUniform     = "uniform"
+	DistExponential = "exponential"
+	DistConstant    = "constant"
 )
 
-var allowedDists = []string{distLogNormal, distNormal, distUniform, distExponential, distConstant}
+var allowedDists = []string{DistLogNormal, DistNormal, DistUniform, DistExponential, DistConstant}
 
 func (d *Distribution) validate(field string) error {
 	t := d.Type
 	if t == "" {
-		t = distLogNormal
+		t = DistLogNormal
 	}
 	if err := oneOf(field+".type", t, allowedDists); err != nil {
 		return err
@@ -133,7 +133,7 @@ func (d *Distribution) validate(field string) error {
 		}
 	}
 	switch t {
-	case distLogNormal:
+	case DistLogNormal:
 		if d.P50 > 0 || d.P99 > 0 {
 			if d.P50 <= 0 {
 				return fmt.Errorf("%s.p50: must be > 0, got %v", field, d.P50)
@@ -144,15 +144,15 @@ func (d *Distribution) validate(field string) error {
 		} else if d.Sigma <= 0 {
 			return fmt.Errorf("%s: lognormal needs p50 and p99, or mu and sigma (> 0)", field)
 		}
-	case distNormal:
+	case DistNormal:
 		if d.Mean <= 0 {
 			return fmt.Errorf("%s.mean: must be > 0, got %v", field, d.Mean)
 		}
-	case distUniform:
+	case DistUniform:
 		if d.Max < d.Min || d.Max == 0 {
 			return fmt.Errorf("%s.max: must be > 0 and >= %s.min (%v), got %v", field, field, d.Min, d.Max)
 		}
-	case distExponential:
+	case DistExponential:
 		if d.Mean <= 0 {
 			return fmt.Errorf("%s.mean: must be > 0, got %v", field, d.Mean)
 		}

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// envJobCompletionIndex is set by Kubernetes in every pod of an Indexed Job
+// EnvJobCompletionIndex is set by Kubernetes in every pod of an Indexed Job
 // (0 to completions−1); it is the default shard index.
-const envJobCompletionIndex = "JOB_COMPLETION_INDEX"
+const EnvJobCompletionIndex = "JOB_COMPLETION_INDEX"
 
 // ShardConfig splits one run across several load-generator processes (for
 // example the pods of a Kubernetes Indexed Job). Each shard generates its
@@ -28,20 +28,20 @@ type ShardConfig struct {
 // resolveIndex returns the shard index: the configured one, else
 // JOB_COMPLETION_INDEX, else 0 (for an unsharded run). The boolean tells
 // whether it came from the environment.
-func (s ShardConfig) resolveIndex() (int, bool, error) {
+func (s ShardConfig) ResolveIndex() (int, bool, error) {
 	if s.Index != nil {
 		return *s.Index, false, nil
 	}
-	v, ok := os.LookupEnv(envJobCompletionIndex)
+	v, ok := os.LookupEnv(EnvJobCompletionIndex)
 	if !ok || strings.TrimSpace(v) == "" {
 		if s.Count > 1 {
-			return 0, false, fmt.Errorf("shard.index: not set and %s is not in the environment; set shard.index (0 to shard.count-1 = %d) or run as a Kubernetes Indexed Job", envJobCompletionIndex, s.Count-1)
+			return 0, false, fmt.Errorf("shard.index: not set and %s is not in the environment; set shard.index (0 to shard.count-1 = %d) or run as a Kubernetes Indexed Job", EnvJobCompletionIndex, s.Count-1)
 		}
 		return 0, false, nil
 	}
 	i, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		return 0, true, fmt.Errorf("shard.index: not set, and %s=%q is not an integer", envJobCompletionIndex, v)
+		return 0, true, fmt.Errorf("shard.index: not set, and %s=%q is not an integer", EnvJobCompletionIndex, v)
 	}
 	return i, true, nil
 }
@@ -54,14 +54,14 @@ func (cfg *Config) validateShard() error {
 	if s.Count < 1 {
 		errs = append(errs, fmt.Errorf("shard.count: must be >= 1, got %d", s.Count))
 	}
-	idx, fromEnv, err := s.resolveIndex()
+	idx, fromEnv, err := s.ResolveIndex()
 	switch {
 	case err != nil:
 		errs = append(errs, err)
 	case s.Count >= 1 && (idx < 0 || idx >= s.Count):
 		src := ""
 		if fromEnv {
-			src = " (from " + envJobCompletionIndex + ")"
+			src = " (from " + EnvJobCompletionIndex + ")"
 		}
 		errs = append(errs, fmt.Errorf("shard.index: %d%s is out of range; must be 0 to shard.count-1 (%d)", idx, src, s.Count-1))
 	}
@@ -81,7 +81,7 @@ func (cfg *Config) validateShard() error {
 			errs = append(errs, errors.New("start_at: required when shard.count > 1; every shard must start its part of the schedule at the same absolute time"))
 		}
 	}
-	if cfg.Mode != modeLive {
+	if cfg.Mode != ModeLive {
 		if s.Count > 1 {
 			errs = append(errs, fmt.Errorf("shard.count: sharding applies to mode live only, got mode %s", cfg.Mode))
 		}

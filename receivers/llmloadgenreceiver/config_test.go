@@ -15,28 +15,28 @@ func TestLoadConfig(t *testing.T) {
 
 	full := createDefaultConfig().(*Config)
 	full.Seed = 99
-	full.Timing = timingAFAP
+	full.Timing = TimingAFAP
 	full.StartTime = "2026-11-29T00:00:00Z"
 	full.Semconv = "openinference"
 	full.Duration = 10 * time.Minute
 	full.Requests = 5000
-	full.Arrival = ArrivalConfig{Type: arrivalGamma, Rate: 20, Burstiness: 0.5, Concurrency: 8, ThinkTime: time.Second,
+	full.Arrival = ArrivalConfig{Type: ArrivalGamma, Rate: 20, Burstiness: 0.5, Concurrency: 8, ThinkTime: time.Second,
 		Stages: []StageConfig{{Duration: time.Minute, Target: 100}, {Duration: 30 * time.Second, Target: 100}, {Duration: time.Minute, Target: 0}}}
-	full.Scenarios = []ScenarioConfig{{Type: scenarioChat, Weight: 3, Route: "/chat"}, {Type: scenarioAgent, Weight: 1}}
+	full.Scenarios = []ScenarioConfig{{Type: ScenarioChat, Weight: 3, Route: "/chat"}, {Type: ScenarioAgent, Weight: 1}}
 	full.Models = []ModelConfig{{
 		Name: "llama-3.1-8b", Provider: "vllm", Weight: 1, ServerAddress: "vllm.internal", ContextWindow: 8192,
 		TTFT:         Distribution{P50: 0.1, P99: 0.9},
-		ITL:          Distribution{Type: distNormal, Mean: 0.02, StdDev: 0.005},
-		InputTokens:  Distribution{Type: distUniform, Min: 100, Max: 900},
-		OutputTokens: Distribution{Type: distExponential, Mean: 200},
+		ITL:          Distribution{Type: DistNormal, Mean: 0.02, StdDev: 0.005},
+		InputTokens:  Distribution{Type: DistUniform, Min: 100, Max: 900},
+		OutputTokens: Distribution{Type: DistExponential, Mean: 200},
 	}}
 	full.Faults = []FaultConfig{
-		{Type: faultRateLimit, Probability: 0.05, RetryAfter: 2 * time.Second, MaxRetries: 3},
-		{Type: faultTimeout, Probability: 0.01, Timeout: 30 * time.Second},
+		{Type: FaultRateLimit, Probability: 0.05, RetryAfter: 2 * time.Second, MaxRetries: 3},
+		{Type: FaultTimeout, Probability: 0.01, Timeout: 30 * time.Second},
 	}
 	full.Agent = AgentConfig{Depth: 2, FanOut: 3, DependencyProbability: 0.3, MinSteps: 2, MaxSteps: 6, Tools: []string{"search"},
-		ToolLatency: Distribution{Type: distConstant, Value: 0.2, P50: 0.15, P99: 1.5}}
-	full.Stream = StreamConfig{TokensPerChunk: 4, ChunkEvents: chunkEventsAll, SpanPerChunk: true, MaxChunkSpans: 64}
+		ToolLatency: Distribution{Type: DistConstant, Value: 0.2, P50: 0.15, P99: 1.5}}
+	full.Stream = StreamConfig{TokensPerChunk: 4, ChunkEvents: ChunkEventsAll, SpanPerChunk: true, MaxChunkSpans: 64}
 	full.Content = ContentConfig{Enabled: true, PromptBytes: 100, CompletionBytes: 50}
 	full.Resources = ResourcesConfig{Services: 5, InstancesPerService: 3, ServiceNamePrefix: "chatbot",
 		Attributes: map[string]string{"deployment.environment.name": "staging"}}
@@ -48,7 +48,7 @@ func TestLoadConfig(t *testing.T) {
 	full.Backpressure = BackpressureConfig{InitialBackoff: 5 * time.Millisecond, MaxBackoff: time.Second}
 
 	live := createDefaultConfig().(*Config)
-	live.Mode = modeLive
+	live.Mode = ModeLive
 
 	tests := []componenttestkit.ConfigCase{
 		{ID: component.NewIDWithName(metadata.Type, ""), Want: createDefaultConfig()},

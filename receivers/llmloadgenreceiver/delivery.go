@@ -8,23 +8,23 @@ import (
 	"go.uber.org/zap"
 )
 
-// liveRetries is how many times live mode sends a refused batch again
+// LiveRetries is how many times live mode sends a refused batch again
 // before it drops it (reason retries_exhausted): live requests go on
 // finishing in real time, so a batch held back holds every later result in
 // memory. Synthetic mode retries without limit, since its simulated clock
 // stands still while it waits.
-const liveRetries = 10
+const LiveRetries = 10
 
-// deliverer is the one delivery loop of both modes: it hands a batch to the
+// Deliverer is the one delivery loop of both modes: it hands a batch to the
 // next consumer and decides what a refusal costs.
-type deliverer struct {
-	bp      BackpressureConfig
-	tel     *telemetry
-	logger  *zap.Logger
-	retries int // retries of a refused batch before it is dropped; 0: no limit
+type Deliverer struct {
+	Backpressure BackpressureConfig
+	Tel          *Telemetry
+	Logger       *zap.Logger
+	Retries      int // retries of a refused batch before it is dropped; 0: no limit
 }
 
-// deliver hands one batch of items of signal to the next consumer through
+// Deliver hands one batch of items of signal to the next consumer through
 // consume. A retryable refusal is counted in otelcol_llm_loadgen_refused and
 // retried after an exponential backoff: backpressure.initial_backoff,
 // doubling up to backpressure.max_backoff, each wait counted in
@@ -33,45 +33,45 @@ type deliverer struct {
 // (permanent_error), once stop is done (shutdown), or after d.retries
 // refusals (retries_exhausted). It returns whether the batch was delivered
 // and how long it waited in all.
-func (d *deliverer) deliver(ctx, stop context.Context, signal string, items int, consume func(context.Context) error) (bool, time.Duration) {
+func (d *Deliverer) Deliver(ctx, stop context.Context, signal string, items int, consume func(context.Context) error) (bool, time.Duration) {
 	bg := context.Background() // the run may be ending: count anyway
-	attrs := d.tel.signalAttrs[signal]
-	backoff := d.bp.InitialBackoff
+	attrs := d.Tel.signalAttrs[signal]
+	backoff := d.Backpressure.InitialBackoff
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		err := consume(ctx)
 		if err == nil {
-			d.tel.emitted.Add(bg, int64(items), attrs)
+			d.Tel.emitted.Add(bg, int64(items), attrs)
 			return true, waited
 		}
 		switch {
 		case consumererror.IsPermanent(err):
-			return d.drop(signal, items, dropPermanent, err), waited
+			return d.drop(signal, items, DropPermanent, err), waited
 		case stop.Err() != nil:
-			return d.drop(signal, items, dropShutdown, err), waited
-		case d.retries > 0 && attempt > d.retries:
-			return d.drop(signal, items, dropRetriesExhausted, err), waited
+			return d.drop(signal, items, DropShutdown, err), waited
+		case d.Retries > 0 && attempt > d.Retries:
+			return d.drop(signal, items, DropRetriesExhausted, err), waited
 		}
-		d.tel.refused.Add(bg, int64(items), attrs)
-		d.logger.Debug("llm_loadgen: the next consumer refused data; backing off",
+		d.Tel.refused.Add(bg, int64(items), attrs)
+		d.Logger.Debug("llm_loadgen: the next consumer refused data; backing off",
 			zap.String("signal", signal), zap.Duration("backoff", backoff), zap.Error(err))
 		t := time.NewTimer(backoff)
 		select {
 		case <-stop.Done():
 			t.Stop()
-			return d.drop(signal, items, dropShutdown, err), waited
+			return d.drop(signal, items, DropShutdown, err), waited
 		case <-t.C:
 		}
 		waited += backoff
-		d.tel.backoff.Add(bg, backoff.Seconds())
-		backoff = min(2*backoff, d.bp.MaxBackoff)
+		d.Tel.backoff.Add(bg, backoff.Seconds())
+		backoff = min(2*backoff, d.Backpressure.MaxBackoff)
 	}
 }
 
 // drop counts a batch that is not delivered and says why; it returns false.
-func (d *deliverer) drop(signal string, items int, reason string, err error) bool {
-	d.tel.dropped.Add(context.Background(), int64(items), d.tel.dropAttrs(signal, reason))
-	d.logger.Warn("llm_loadgen: the next consumer refused data; it is dropped",
+func (d *Deliverer) drop(signal string, items int, reason string, err error) bool {
+	d.Tel.Dropped.Add(context.Background(), int64(items), d.Tel.DropAttrs(signal, reason))
+	d.Logger.Warn("llm_loadgen: the next consumer refused data; it is dropped",
 		zap.String("signal", signal), zap.Int("items", items), zap.String("reason", reason), zap.Error(err))
 	return false
 }

@@ -18,13 +18,13 @@ import (
 
 // newTestDeliverer is a deliverer on a recording meter with a 1 ms backoff
 // doubling up to 4 ms.
-func newTestDeliverer(t *testing.T, retries int) (*deliverer, *componenttest.Telemetry) {
+func newTestDeliverer(t *testing.T, retries int) (*Deliverer, *componenttest.Telemetry) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	lt, err := newTelemetry(tel.NewTelemetrySettings(), modeSynthetic)
+	lt, err := NewTelemetry(tel.NewTelemetrySettings(), ModeSynthetic)
 	require.NoError(t, err)
 	bp := BackpressureConfig{InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
-	return &deliverer{bp: bp, tel: lt, logger: zap.NewNop(), retries: retries}, tel
+	return &Deliverer{Backpressure: bp, Tel: lt, Logger: zap.NewNop(), Retries: retries}, tel
 }
 
 // refuse returns a consume function that fails n times with err, then
@@ -42,7 +42,7 @@ func refuse(n int, err error, calls *int) func(context.Context) error {
 func TestDeliverRetriesUntilAccepted(t *testing.T) {
 	d, tel := newTestDeliverer(t, 0)
 	calls := 0
-	ok, waited := d.deliver(context.Background(), context.Background(), signalTraces, 5, refuse(4, errors.New("memory limit"), &calls))
+	ok, waited := d.Deliver(context.Background(), context.Background(), SignalTraces, 5, refuse(4, errors.New("memory limit"), &calls))
 	require.True(t, ok)
 	assert.Equal(t, 5, calls)
 	assert.Equal(t, (1+2+4+4)*time.Millisecond, waited, "backoff doubles up to max_backoff")
@@ -64,14 +64,14 @@ func TestDeliverDropReasons(t *testing.T) {
 		err     error
 		calls   int
 	}{
-		{dropRetriesExhausted, liveRetries, context.Background(), retryable, liveRetries + 1},
-		{dropPermanent, 0, context.Background(), consumererror.NewPermanent(errors.New("bad data")), 1},
-		{dropShutdown, 0, cancelled, retryable, 1},
+		{DropRetriesExhausted, LiveRetries, context.Background(), retryable, LiveRetries + 1},
+		{DropPermanent, 0, context.Background(), consumererror.NewPermanent(errors.New("bad data")), 1},
+		{DropShutdown, 0, cancelled, retryable, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, tel := newTestDeliverer(t, tc.retries)
 			calls := 0
-			ok, _ := d.deliver(context.Background(), tc.stop, signalMetrics, 3, refuse(1<<30, tc.err, &calls))
+			ok, _ := d.Deliver(context.Background(), tc.stop, SignalMetrics, 3, refuse(1<<30, tc.err, &calls))
 			require.False(t, ok)
 			assert.Equal(t, tc.calls, calls, "sends of the batch")
 			assert.EqualValues(t, 3, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_dropped",
@@ -84,12 +84,12 @@ func TestDeliverDropReasons(t *testing.T) {
 // (reason shutdown) as soon as stop is done, not after the wait.
 func TestDeliverStopEndsTheWait(t *testing.T) {
 	d, tel := newTestDeliverer(t, 0)
-	d.bp = BackpressureConfig{InitialBackoff: time.Hour, MaxBackoff: time.Hour}
+	d.Backpressure = BackpressureConfig{InitialBackoff: time.Hour, MaxBackoff: time.Hour}
 	stop, cancel := context.WithCancel(context.Background())
 	calls := 0
 	done := make(chan bool)
 	go func() {
-		ok, _ := d.deliver(context.Background(), stop, signalLogs, 2, refuse(1<<30, errors.New("busy"), &calls))
+		ok, _ := d.Deliver(context.Background(), stop, SignalLogs, 2, refuse(1<<30, errors.New("busy"), &calls))
 		done <- ok
 	}()
 	cancel()
@@ -100,5 +100,5 @@ func TestDeliverStopEndsTheWait(t *testing.T) {
 		t.Fatal("deliver waited out its backoff after stop")
 	}
 	assert.EqualValues(t, 2, metadatatest.CounterSum(t, tel, "otelcol_llm_loadgen_dropped",
-		attribute.String("signal", "logs"), attribute.String("reason", dropShutdown)))
+		attribute.String("signal", "logs"), attribute.String("reason", DropShutdown)))
 }

@@ -1,8 +1,6 @@
 package llmloadgenreceiver // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver"
 
 import (
-	"sort"
-
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
@@ -87,7 +85,7 @@ type dialect struct {
 }
 
 var genAIv141 = dialect{
-	name:     "gen_ai_v1.41",
+	name:     SemconvGenAIv141,
 	metrics:  genai.TargetV1_41,
 	spanName: [numOps]string{"{op} {model}", "{op} {model}", "{op} {collection}", "{op} {model}", "{op} {tool}", "{op} {agent}"},
 	opValue:  [numOps]string{genai.OpChat, genai.OpEmbeddings, genai.OpRetrieval, "rerank", genai.OpExecuteTool, genai.OpInvokeAgent},
@@ -122,7 +120,7 @@ var dialectList = []dialect{
 	genAIv141,
 	func() dialect {
 		d := genAIv141
-		d.name = "gen_ai_latest"
+		d.name = SemconvGenAILatest
 		d.metrics = genai.TargetLatest
 		return d
 	}(),
@@ -130,7 +128,7 @@ var dialectList = []dialect{
 		// v1.36: gen_ai.system instead of gen_ai.provider.name (renamed in
 		// v1.37), no time-to-first-chunk attribute, content as events.
 		d := genAIv141
-		d.name = "gen_ai_v1.36"
+		d.name = SemconvGenAIv136
 		d.attrs[fProvider] = genai.LegacyAttrSystem
 		d.attrs[fTTFT] = ""
 		d.attrs[fInputContent] = ""
@@ -138,7 +136,7 @@ var dialectList = []dialect{
 		return d
 	}(),
 	{
-		name:      "openinference",
+		name:      SemconvOpenInference,
 		metrics:   genai.TargetV1_41,
 		spanName:  [numOps]string{"ChatCompletion", "CreateEmbeddings", "retrieve", "rerank", "{tool}", "{agent}"},
 		kindKey:   "openinference.span.kind",
@@ -164,7 +162,7 @@ var dialectList = []dialect{
 		chunkSpan:        "ChatCompletionChunk",
 	},
 	{
-		name:      "openllmetry",
+		name:      SemconvOpenLLMetry,
 		metrics:   genai.TargetV1_41,
 		spanName:  [numOps]string{"{provider}.chat", "{provider}.embeddings", "{collection}.query", "{provider}.rerank", "{tool}.tool", "{agent}.agent"},
 		kindKey:   "llm.request.type",
@@ -191,7 +189,7 @@ var dialectList = []dialect{
 		chunkSpan:      "{provider}.chat.chunk",
 	},
 	{
-		name:      "vercel_ai",
+		name:      SemconvVercelAI,
 		metrics:   genai.TargetV1_41,
 		spanName:  [numOps]string{"ai.streamText.doStream", "ai.embed.doEmbed", "retrieve", "rerank", "ai.toolCall", "ai.generateText"},
 		opValue:   [numOps]string{"ai.streamText.doStream", "ai.embed.doEmbed", "", "", "ai.toolCall", "ai.generateText"},
@@ -221,7 +219,7 @@ var dialectList = []dialect{
 		chunkSpan:      "ai.stream.chunk",
 	},
 	{
-		name:      "legacy_llm",
+		name:      SemconvLegacyLLM,
 		metrics:   genai.TargetV1_41,
 		spanName:  [numOps]string{"llm.completion", "llm.embedding", "llm.request", "llm.request", "llm.tool_call", "llm.request"},
 		kindKey:   "llm.request.type",
@@ -266,11 +264,4 @@ func init() {
 		dialects[d.name] = d
 		dialectNames = append(dialectNames, d.name)
 	}
-}
-
-// sortedDialectNames returns the dialect names in lexical order.
-func sortedDialectNames() []string {
-	out := append([]string(nil), dialectNames...)
-	sort.Strings(out)
-	return out
 }

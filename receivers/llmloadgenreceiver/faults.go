@@ -24,12 +24,12 @@ type faultSpec struct {
 
 // faultTable is data: one row per fault kind.
 var faultTable = map[string]faultSpec{
-	faultRateLimit:     {kind: faultRateLimit, clientError: "RateLimitError", status: 429, message: "Rate limit reached for requests. Please retry after the Retry-After interval."},
-	faultOverloaded:    {kind: faultOverloaded, clientError: "InternalServerError", status: 503, message: "The server is overloaded or not ready yet."},
-	faultContextLength: {kind: faultContextLength, clientError: "BadRequestError", status: 400, message: "This model's maximum context length is exceeded by the requested prompt and completion tokens."},
-	faultMidStream:     {kind: faultMidStream, clientError: "APIError", status: 200, message: "The stream was terminated by the server before completion.", streams: true, streamingOnly: true},
-	faultCancel:        {kind: faultCancel, clientError: genai.LoadgenErrorTypeContextCanceled, status: 499, message: "context canceled", streams: true},
-	faultTimeout:       {kind: faultTimeout, clientError: "timeout", status: 504, message: "Request timed out."},
+	FaultRateLimit:     {kind: FaultRateLimit, clientError: "RateLimitError", status: 429, message: "Rate limit reached for requests. Please retry after the Retry-After interval."},
+	FaultOverloaded:    {kind: FaultOverloaded, clientError: "InternalServerError", status: 503, message: "The server is overloaded or not ready yet."},
+	FaultContextLength: {kind: FaultContextLength, clientError: "BadRequestError", status: 400, message: "This model's maximum context length is exceeded by the requested prompt and completion tokens."},
+	FaultMidStream:     {kind: FaultMidStream, clientError: "APIError", status: 200, message: "The stream was terminated by the server before completion.", streams: true, streamingOnly: true},
+	FaultCancel:        {kind: FaultCancel, clientError: genai.LoadgenErrorTypeContextCanceled, status: 499, message: "context canceled", streams: true},
+	FaultTimeout:       {kind: FaultTimeout, clientError: "timeout", status: 504, message: "Request timed out."},
 }
 
 // Defaults of the fault parameters left at 0.

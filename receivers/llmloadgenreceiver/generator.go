@@ -65,10 +65,10 @@ type request struct {
 type modelState struct {
 	cfg      *ModelConfig
 	provider string // as the dialect spells it
-	ttft     sampler
-	itl      sampler
-	in       sampler
-	out      sampler
+	ttft     Sampler
+	itl      Sampler
+	in       Sampler
+	out      Sampler
 	names    [numOps]string // span names per op
 	// chunkSpan names the per-chunk child spans (span_per_chunk).
 	chunkSpan string
@@ -97,7 +97,7 @@ func newPicker(weights []float64) picker {
 	return p
 }
 
-func (p picker) pick(r *rand64) int {
+func (p picker) pick(r *Rand64) int {
 	if len(p.cum) == 1 {
 		return 0
 	}
@@ -115,7 +115,7 @@ func (p picker) pick(r *rand64) int {
 type generator struct {
 	cfg *Config
 	d   *dialect
-	rng *rand64
+	rng *Rand64
 
 	scenarios []scenarioState
 	scenPick  picker
@@ -126,9 +126,9 @@ type generator struct {
 	faults    []fault
 	rerank    *modelState
 
-	toolLat      sampler
-	retrievalLat sampler
-	rerankLat    sampler
+	toolLat      Sampler
+	retrievalLat Sampler
+	rerankLat    Sampler
 	toolNames    []string // span names per tool
 	agentNames   map[string]string
 	retrieveName string
@@ -142,15 +142,15 @@ type generator struct {
 }
 
 var defaultRoutes = map[string]string{
-	scenarioChat:       "/v1/chat/completions",
-	scenarioRAG:        "/v1/rag/query",
-	scenarioAgent:      "/v1/agents/run",
-	scenarioEmbeddings: "/v1/embeddings",
+	ScenarioChat:       "/v1/chat/completions",
+	ScenarioRAG:        "/v1/rag/query",
+	ScenarioAgent:      "/v1/agents/run",
+	ScenarioEmbeddings: "/v1/embeddings",
 }
 
 func newGenerator(cfg *Config, seed uint64) *generator {
 	d := dialects[cfg.Semconv]
-	g := &generator{cfg: cfg, d: d, rng: newRand(seed), faults: newFaults(cfg.Faults), tokensChunk: cfg.Stream.TokensPerChunk}
+	g := &generator{cfg: cfg, d: d, rng: NewRand(seed), faults: newFaults(cfg.Faults), tokensChunk: cfg.Stream.TokensPerChunk}
 	g.resources = cfg.Resources.Services * cfg.Resources.InstancesPerService
 
 	var sw []float64
@@ -179,10 +179,10 @@ func newGenerator(cfg *Config, seed uint64) *generator {
 	g.chatPick, g.embPick = newPicker(cw), newPicker(ew)
 
 	src := g.rng.src
-	g.toolLat = newSampler(cfg.Agent.ToolLatency, src)
-	g.retrievalLat = newSampler(cfg.RAG.RetrievalLatency, src)
+	g.toolLat = NewSampler(cfg.Agent.ToolLatency, src)
+	g.retrievalLat = NewSampler(cfg.RAG.RetrievalLatency, src)
 	if cfg.RAG.RerankModel != "" {
-		g.rerankLat = newSampler(cfg.RAG.RerankLatency, src)
+		g.rerankLat = NewSampler(cfg.RAG.RerankLatency, src)
 		g.rerank = g.newModel(&ModelConfig{Name: cfg.RAG.RerankModel, Provider: "cohere", ServerAddress: "api.cohere.com"})
 	}
 	for _, t := range cfg.Agent.Tools {
@@ -200,14 +200,14 @@ func (g *generator) newModel(mc *ModelConfig) *modelState {
 	src := g.rng.src
 	m := &modelState{cfg: mc, provider: mc.Provider + g.d.providerSuffix}
 	if mc.TTFT != (Distribution{}) {
-		m.ttft = newSampler(mc.TTFT, src)
+		m.ttft = NewSampler(mc.TTFT, src)
 	}
 	if mc.InputTokens != (Distribution{}) {
-		m.in = newSampler(mc.InputTokens, src)
+		m.in = NewSampler(mc.InputTokens, src)
 	}
 	if !mc.Embedding && mc.OutputTokens != (Distribution{}) {
-		m.itl = newSampler(mc.ITL, src)
-		m.out = newSampler(mc.OutputTokens, src)
+		m.itl = NewSampler(mc.ITL, src)
+		m.out = NewSampler(mc.OutputTokens, src)
 	}
 	for o := range numOps {
 		m.names[o] = expand(g.d.spanName[o], g.d.opValue[o], mc.Name, mc.Provider, "", "", "")
@@ -266,13 +266,13 @@ func (g *generator) build(r *request, start int64) {
 	t := start + g.uniform(0.0003, 0.002)
 	var res callResult
 	switch sc.typ {
-	case scenarioChat:
+	case ScenarioChat:
 		res = g.chatCall(r, root, t, g.chat[g.chatPick.pick(g.rng)], 0, finishStop)
-	case scenarioEmbeddings:
+	case ScenarioEmbeddings:
 		res = g.embCall(r, root, t)
-	case scenarioRAG:
+	case ScenarioRAG:
 		res = g.rag(r, root, t)
-	case scenarioAgent:
+	case ScenarioAgent:
 		if g.pending != nil {
 			g.faultAt = int(g.rng.Uint64N(uint64(g.cfg.Agent.MinSteps)))
 		}
@@ -335,12 +335,12 @@ func (g *generator) retries(r *request, parent int32, t int64, m *modelState, o 
 // chatCall simulates one streaming chat completion.
 func (g *generator) chatCall(r *request, parent int32, t int64, m *modelState, extraIn int, finish string) callResult {
 	f := g.takeFault(true)
-	in := m.in.tokens(1) + extraIn
-	out := m.out.tokens(1)
-	ttft := m.ttft.sample()
-	itl := m.itl.sample()
+	in := m.in.Tokens(1) + extraIn
+	out := m.out.Tokens(1)
+	ttft := m.ttft.Sample()
+	itl := m.itl.Sample()
 	resend := 0
-	if f != nil && f.spec.kind == faultRateLimit {
+	if f != nil && f.spec.kind == FaultRateLimit {
 		var gaveUp bool
 		t, resend, gaveUp = g.retries(r, parent, t, m, opChat, f)
 		if gaveUp {
@@ -351,26 +351,26 @@ func (g *generator) chatCall(r *request, parent int32, t int64, m *modelState, e
 	s := spanRec{op: opChat, parent: parent, start: t, model: m, in: in, ttft: ttft, resend: resend}
 	ctx := m.cfg.ContextWindow
 	if in >= ctx && f == nil {
-		f = &fault{spec: ptr(faultTable[faultContextLength])}
+		f = &fault{spec: ptr(faultTable[FaultContextLength])}
 	}
 	if f != nil {
 		s.fault = f.spec
 		switch f.spec.kind {
-		case faultContextLength:
+		case FaultContextLength:
 			if s.in < ctx {
 				s.in = ctx + 1 + int(g.rng.Uint64N(uint64(ctx/10+1)))
 			}
 			s.ttft = -1
 			s.end = t + g.uniform(0.03, 0.1)
-		case faultOverloaded:
+		case FaultOverloaded:
 			s.ttft = -1
 			s.end = t + g.uniform(0.01, 0.2)
-		case faultTimeout:
+		case FaultTimeout:
 			s.ttft = -1
 			s.end = t + nanos(f.timeout)
-		case faultMidStream, faultCancel:
+		case FaultMidStream, FaultCancel:
 			produced := int(g.rng.Uint64N(uint64(out)))
-			if f.spec.kind == faultMidStream && produced == 0 {
+			if f.spec.kind == FaultMidStream && produced == 0 {
 				produced = 1
 			}
 			if produced == 0 {
@@ -403,10 +403,10 @@ func ptr[T any](v T) *T { return &v }
 func (g *generator) embCall(r *request, parent int32, t int64) callResult {
 	m := g.emb[g.embPick.pick(g.rng)]
 	f := g.takeFault(false)
-	in := m.in.tokens(1)
-	lat := m.ttft.sample()
+	in := m.in.Tokens(1)
+	lat := m.ttft.Sample()
 	resend := 0
-	if f != nil && f.spec.kind == faultRateLimit {
+	if f != nil && f.spec.kind == FaultRateLimit {
 		var gaveUp bool
 		t, resend, gaveUp = g.retries(r, parent, t, m, opEmbeddings, f)
 		if gaveUp {
@@ -417,14 +417,14 @@ func (g *generator) embCall(r *request, parent int32, t int64) callResult {
 	s := spanRec{op: opEmbeddings, parent: parent, start: t, model: m, in: in, ttft: -1, resend: resend, dims: m.cfg.EmbeddingDimensions}
 	ctx := m.cfg.ContextWindow
 	if in > ctx && f == nil {
-		f = &fault{spec: ptr(faultTable[faultContextLength])}
+		f = &fault{spec: ptr(faultTable[FaultContextLength])}
 	}
 	if f != nil {
 		s.fault = f.spec
 		switch f.spec.kind {
-		case faultTimeout:
+		case FaultTimeout:
 			s.end = t + nanos(f.timeout)
-		case faultCancel:
+		case FaultCancel:
 			s.end = t + nanos(lat*g.rng.Float64())
 		default:
 			s.end = t + g.uniform(0.01, 0.1)
@@ -445,11 +445,11 @@ func (g *generator) rag(r *request, parent int32, t int64) callResult {
 		return res
 	}
 	t = res.end + g.uniform(0.0001, 0.0005)
-	end := t + nanos(g.retrievalLat.sample())
+	end := t + nanos(g.retrievalLat.Sample())
 	g.add(r, spanRec{op: opRetrieval, parent: parent, start: t, end: end, ttft: -1})
 	t = end
 	if g.rerank != nil {
-		end = t + nanos(g.rerankLat.sample())
+		end = t + nanos(g.rerankLat.Sample())
 		g.add(r, spanRec{op: opRerank, parent: parent, start: t, end: end, model: g.rerank, ttft: -1})
 		t = end
 	}
@@ -533,7 +533,7 @@ func (g *generator) loop(r *request, self int32, t int64, m *modelState) callRes
 		for range calls {
 			tool := int(g.rng.Uint64N(uint64(len(a.Tools))))
 			ts := t + g.uniform(0.0001, 0.0003)
-			te := ts + nanos(g.toolLat.sample())
+			te := ts + nanos(g.toolLat.Sample())
 			g.add(r, spanRec{op: opTool, parent: self, start: ts, end: te, name: a.Tools[tool], task: tool, ttft: -1})
 			end = max(end, te)
 		}

@@ -22,8 +22,8 @@ func goldenConfig(scenario, dialect string) *Config {
 	cfg.Semconv = dialect
 	cfg.Scenarios = []ScenarioConfig{{Type: scenario, Weight: 1}}
 	cfg.Faults = []FaultConfig{
-		{Type: faultRateLimit, Probability: 0.2, MaxRetries: 2},
-		{Type: faultMidStream, Probability: 0.1},
+		{Type: FaultRateLimit, Probability: 0.2, MaxRetries: 2},
+		{Type: FaultMidStream, Probability: 0.1},
 	}
 	cfg.Resources.Services, cfg.Resources.InstancesPerService = 1, 1
 	cfg.BatchSize = 10
@@ -68,7 +68,7 @@ func TestGoldenMetrics(t *testing.T) {
 			cfg := afapConfig(20)
 			cfg.Semconv = dialect
 			cfg.Resources.Services, cfg.Resources.InstancesPerService = 1, 1
-			cfg.Faults = []FaultConfig{{Type: faultOverloaded, Probability: 0.1}}
+			cfg.Faults = []FaultConfig{{Type: FaultOverloaded, Probability: 0.1}}
 			sink := &consumertest.MetricsSink{}
 			runSync(t, cfg, nil, sink, nil)
 			all := sink.AllMetrics()

@@ -31,11 +31,11 @@ import (
 // concurrency cap shows up as latency instead of silently lowering the
 // rate) or by virtual users (closed loop).
 type liveRunner struct {
-	l      *loadgen
+	l      *Run
 	cfg    *Config
 	lc     *LiveConfig
-	tel    *telemetry
-	del    *deliverer
+	tel    *Telemetry
+	del    *Deliverer
 	obs    *receiverhelper.ObsReport
 	logger *zap.Logger
 	seed   uint64
@@ -49,7 +49,7 @@ type liveRunner struct {
 	shared       *sharedPrefixes      // nil without live.prompt.shared_prefix
 	groupRand    *rand.Rand           // draws each request's group (under inMu)
 	inMu         sync.Mutex
-	inputs       sampler
+	inputs       Sampler
 	idMu         sync.Mutex
 	idRand       *rand.Rand
 
@@ -74,10 +74,10 @@ type liveRunner struct {
 	console  io.Writer // where progress_output console prints; standard output
 
 	// Sharding (shard.go): this process's part of the run's schedule.
-	plan     shardPlan
-	sched    *scheduleStats
+	plan     ShardPlan
+	sched    *ScheduleStats
 	step     int       // sweep step being scheduled
-	readyAt  time.Time // arrivals scheduled before it (less skipSlack) are skipped
+	readyAt  time.Time // arrivals scheduled before it (less SkipSlack) are skipped
 	requests int64     // this shard's share of the run's request bound
 
 	// concurrencyCap is the in-flight bound now: the closed loop's virtual
@@ -90,40 +90,40 @@ type liveRunner struct {
 	sweepUpper     float64 // bisect: the smallest failing rate (0: none)
 }
 
-func newLiveRunner(l *loadgen) (runner, error) {
-	tel, err := newTelemetry(l.set.TelemetrySettings, modeLive)
+func newLiveRunner(l *Run) (runner, error) {
+	tel, err := NewTelemetry(l.Settings.TelemetrySettings, ModeLive)
 	if err != nil {
 		return nil, err
 	}
 	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
-		ReceiverID: l.set.ID, Transport: "http", LongLivedCtx: true, ReceiverCreateSettings: l.set,
+		ReceiverID: l.Settings.ID, Transport: "http", LongLivedCtx: true, ReceiverCreateSettings: l.Settings,
 	})
 	if err != nil {
 		return nil, err
 	}
-	seed := globalSeed(l.cfg)
+	seed := GlobalSeed(l.Config)
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	plan, err := newShardPlan(l.cfg, seed)
+	plan, err := NewShardPlan(l.Config, seed)
 	if err != nil {
 		return nil, err
 	}
-	lc := &l.cfg.Live
+	lc := &l.Config.Live
 	r := &liveRunner{
-		l: l, cfg: l.cfg, lc: lc, tel: tel, obs: obs, logger: l.set.Logger, seed: seed,
-		del:     &deliverer{bp: l.cfg.Backpressure, tel: tel, logger: l.set.Logger, retries: liveRetries},
+		l: l, cfg: l.Config, lc: lc, tel: tel, obs: obs, logger: l.Settings.Logger, seed: seed,
+		del:     &Deliverer{Backpressure: l.Config.Backpressure, Tel: tel, Logger: l.Settings.Logger, Retries: LiveRetries},
 		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
-		version: l.set.BuildInfo.Version,
-		plan:    plan, sched: newScheduleStats(), requests: plan.share(l.cfg.Requests),
+		version: l.Settings.BuildInfo.Version,
+		plan:    plan, sched: NewScheduleStats(), requests: plan.Share(l.Config.Requests),
 		console: os.Stdout,
 	}
-	if plan.identified() {
+	if plan.Identified() {
 		r.runID = plan.runID + "-" + strconv.Itoa(plan.index)
 	}
-	rng := newRand(plan.localSeed())
-	r.inputs = newSampler(lc.Prompt.InputTokens, rng.src)
-	r.idRand = rand.New(rand.NewPCG(plan.localSeed()^0x5bd1e995, uint64(time.Now().UnixNano())))
+	rng := NewRand(plan.LocalSeed())
+	r.inputs = NewSampler(lc.Prompt.InputTokens, rng.src)
+	r.idRand = rand.New(rand.NewPCG(plan.LocalSeed()^0x5bd1e995, uint64(time.Now().UnixNano())))
 	r.prompts = newPromptBuilder(lc, r.runID)
 	if err := r.prompts.useTokenizer(); err != nil {
 		return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
@@ -134,7 +134,7 @@ func newLiveRunner(l *loadgen) (runner, error) {
 				return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
 			}
 		}
-		r.groupRand = rand.New(rand.NewPCG(plan.localSeed()^0x2545f4914f6cdd1d, plan.localSeed()))
+		r.groupRand = rand.New(rand.NewPCG(plan.LocalSeed()^0x2545f4914f6cdd1d, plan.LocalSeed()))
 		r.workloadLine = fmt.Sprintf("llm_loadgen: shared prefixes: %d groups, each a %d-token system prompt (estimated at 4 bytes per token), drawn with the seed",
 			len(r.shared.groups), r.shared.tokens)
 	}
@@ -156,7 +156,7 @@ func (r *liveRunner) httpClient(ctx context.Context, host component.Host) (*http
 	ka.MaxIdleConnsPerHost = idle
 	cc.Keepalive = configoptional.Some(ka)
 	cc.Timeout = 0
-	set := r.l.set.TelemetrySettings
+	set := r.l.Settings.TelemetrySettings
 	set.TracerProvider = nil // no otelhttp wrapper: it would replace our traceparent
 	var ext map[component.ID]component.Component
 	if host != nil {
@@ -184,11 +184,11 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	path := "/chat/completions"
-	if r.lc.Operation == liveOpText {
+	if r.lc.Operation == LiveOpText {
 		path = "/completions"
 	}
 	r.client = &liveClient{cfg: r.lc, client: hc, url: strings.TrimRight(r.lc.Client.Endpoint, "/") + path,
-		keepTimes: r.lc.ChunkEvents == chunkEventsAll}
+		keepTimes: r.lc.ChunkEvents == ChunkEventsAll}
 	if key := string(r.lc.APIKey); key != "" {
 		r.client.auth = "Bearer " + key
 	}
@@ -202,10 +202,10 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 	r.schedDone = make(chan struct{})
 	r.outDone = make(chan struct{})
 	now := time.Now()
-	start := r.plan.begin(now)
+	start := r.plan.Begin(now)
 	r.readyAt = now
 	var console io.Writer
-	if r.cfg.ProgressOutput == progressConsole {
+	if r.cfg.ProgressOutput == ProgressConsole {
 		console = r.console
 	}
 	r.progress.init(console, start, r.cfg.Arrival)
@@ -235,12 +235,12 @@ func (r *liveRunner) Start(ctx context.Context, host component.Host) error {
 		}
 		r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
 		switch {
-		case !r.plan.waitStart(schedCtx):
+		case !r.plan.WaitStart(schedCtx):
 		case r.trace != nil:
 			r.runTrace(schedCtx, start)
 		case r.lc.Sweep.StepDuration > 0:
 			r.runSweep(schedCtx)
-		case r.cfg.Arrival.Type == arrivalConcurrency:
+		case r.cfg.Arrival.Type == ArrivalConcurrency:
 			r.runClosed(schedCtx, start)
 		default:
 			r.runOpen(schedCtx, r.cfg.Arrival, start, r.cfg.Duration)
@@ -299,18 +299,18 @@ func (r *liveRunner) ticket() bool {
 // (0: unbounded) or the request bound is reached, or ctx ends.
 func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Time, duration time.Duration) {
 	r.idMu.Lock()
-	src := newRand(r.idRand.Uint64())
+	src := NewRand(r.idRand.Uint64())
 	r.idMu.Unlock()
-	o := r.plan.arrivals(a, r.step, src)
-	prof := newProfile(a) // the run's offered rate over time, for the target-rate attribute
+	o := r.plan.Arrivals(a, r.step, src)
+	prof := NewProfile(a) // the run's offered rate over time, for the target-rate attribute
 	pc := r.newPacer()
 	defer pc.close()
 	// Arrivals due before the runner could send them (a shard started after
 	// start_at, or a sweep step that began while the last one drained) are
 	// skipped; arrivals the scheduler merely wakes up late for are sent late.
-	begin := r.readyAt.Add(-skipSlack)
+	begin := r.readyAt.Add(-SkipSlack)
 	for {
-		t := o.next()
+		t := o.Next()
 		if math.IsInf(t, 1) || (duration > 0 && t >= duration.Seconds()) {
 			return
 		}
@@ -326,7 +326,7 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 			continue
 		}
 		r.inflight.Add(1)
-		rate := prof.at(t)
+		rate := prof.At(t)
 		go func() {
 			defer r.inflight.Done()
 			if r.lc.Session.Turns > 0 {
@@ -345,17 +345,17 @@ func (r *liveRunner) runOpen(ctx context.Context, a ArrivalConfig, start time.Ti
 func (r *liveRunner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time) (send, ok bool) {
 	if sched.Before(begin) {
 		late := time.Since(sched).Seconds()
-		r.sched.skip(late)
-		r.tel.live.lag.Record(context.Background(), late)
-		r.tel.live.notSent.Add(context.Background(), 1, reasonAttrs(reasonLateStart))
+		r.sched.Skip(late)
+		r.tel.Live.Lag.Record(context.Background(), late)
+		r.tel.Live.NotSent.Add(context.Background(), 1, ReasonAttrs(ReasonLateStart))
 		return false, true
 	}
 	if !pc.wait(ctx, sched) {
 		return false, false
 	}
 	lag := time.Since(sched).Seconds()
-	r.tel.live.lag.Record(context.Background(), lag)
-	r.sched.record(lag)
+	r.tel.Live.Lag.Record(context.Background(), lag)
+	r.sched.Record(lag)
 	return true, true
 }
 
@@ -371,7 +371,7 @@ type pacer struct {
 
 func (r *liveRunner) newPacer() *pacer {
 	p := &pacer{timer: time.NewTimer(time.Hour), spin: r.lc.Pacer.Spin}
-	if r.lc.Pacer.Clock == pacerTimerfd {
+	if r.lc.Pacer.Clock == PacerTimerfd {
 		tf, err := newTimerfd()
 		if err != nil {
 			r.logger.Warn("llm_loadgen: no timerfd; the open-loop schedule waits on the runtime's timer (about a millisecond late)", zap.Error(err))
@@ -424,7 +424,7 @@ func (p *pacer) wait(ctx context.Context, sched time.Time) bool {
 // thinks, and sends the next. The number of users follows the arrival
 // profile (concurrency and stages), checked every 100 ms.
 func (r *liveRunner) runClosed(ctx context.Context, start time.Time) {
-	prof := newProfile(r.cfg.Arrival)
+	prof := NewProfile(r.cfg.Arrival)
 	var target atomic.Int64
 	var users sync.WaitGroup
 	active := 0
@@ -442,7 +442,7 @@ func (r *liveRunner) runClosed(ctx context.Context, start time.Time) {
 		if r.cfg.Duration > 0 && elapsed >= r.cfg.Duration {
 			return
 		}
-		want := r.plan.share(int64(math.Floor(prof.at(elapsed.Seconds()) + 1e-9)))
+		want := r.plan.Share(int64(math.Floor(prof.At(elapsed.Seconds()) + 1e-9)))
 		target.Store(want)
 		r.concurrencyCap.Store(want)
 		for ; int64(active) < want; active++ {
@@ -522,10 +522,10 @@ func (r *liveRunner) output(rd *liveRenderer) {
 			}
 			r.summary.add(res)
 			r.progress.add(res)
-			if r.l.traces != nil {
+			if r.l.Traces != nil {
 				rd.render(res)
 			}
-			if r.l.metrics != nil {
+			if r.l.Metrics != nil {
 				rd.agg.add(res)
 			}
 			if rd.n >= r.cfg.BatchSize {
@@ -543,33 +543,33 @@ func (r *liveRunner) output(rd *liveRenderer) {
 }
 
 func (r *liveRunner) flushTraces(ctx context.Context, rd *liveRenderer) {
-	if rd.n == 0 || r.l.traces == nil {
+	if rd.n == 0 || r.l.Traces == nil {
 		return
 	}
 	td, n := rd.take(r.version)
-	r.deliver(ctx, signalTraces, n, func(ctx context.Context) error {
+	r.deliver(ctx, SignalTraces, n, func(ctx context.Context) error {
 		octx := r.obs.StartTracesOp(ctx)
-		err := r.l.traces.ConsumeTraces(octx, td)
+		err := r.l.Traces.ConsumeTraces(octx, td)
 		r.obs.EndTracesOp(octx, metadata.Type.String(), n, err)
 		return err
 	})
 }
 
 func (r *liveRunner) flushMetrics(ctx context.Context, rd *liveRenderer) {
-	if r.l.metrics == nil {
+	if r.l.Metrics == nil {
 		return
 	}
 	now := time.Now()
 	md, n := rd.agg.emit(now, r.version)
-	if r.plan.identified() {
-		n += r.sched.appendTo(md, rd.agg.start.AsTime(), now)
+	if r.plan.Identified() {
+		n += r.sched.AppendTo(md, rd.agg.start.AsTime(), now)
 	}
 	if n == 0 {
 		return
 	}
-	r.deliver(ctx, signalMetrics, n, func(ctx context.Context) error {
+	r.deliver(ctx, SignalMetrics, n, func(ctx context.Context) error {
 		octx := r.obs.StartMetricsOp(ctx)
-		err := r.l.metrics.ConsumeMetrics(octx, md)
+		err := r.l.Metrics.ConsumeMetrics(octx, md)
 		r.obs.EndMetricsOp(octx, metadata.Type.String(), n, err)
 		return err
 	})
@@ -578,5 +578,5 @@ func (r *liveRunner) flushMetrics(ctx context.Context, rd *liveRenderer) {
 // deliver hands data to the next consumer (delivery.go): measurements are
 // already taken, so waiting costs no accuracy; teardown ends the waiting.
 func (r *liveRunner) deliver(ctx context.Context, signal string, items int, consume func(context.Context) error) {
-	r.del.deliver(ctx, r.reqCtx, signal, items, consume)
+	r.del.Deliver(ctx, r.reqCtx, signal, items, consume)
 }

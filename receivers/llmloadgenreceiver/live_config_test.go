@@ -21,8 +21,8 @@ func TestLoadLiveConfig(t *testing.T) {
 	require.NoError(t, err)
 
 	full := createDefaultConfig().(*Config)
-	full.Mode, full.Seed, full.Requests, full.Duration = modeLive, 5, 1000, 2*time.Minute
-	full.Arrival = ArrivalConfig{Type: arrivalGamma, Rate: 12, Burstiness: 0.5, Concurrency: 8, ThinkTime: time.Second,
+	full.Mode, full.Seed, full.Requests, full.Duration = ModeLive, 5, 1000, 2*time.Minute
+	full.Arrival = ArrivalConfig{Type: ArrivalGamma, Rate: 12, Burstiness: 0.5, Concurrency: 8, ThinkTime: time.Second,
 		Stages: []StageConfig{{Duration: 30 * time.Second, Target: 40}}}
 	l := &full.Live
 	l.Client.Endpoint = "https://vllm.internal:8443/v1"
@@ -30,20 +30,20 @@ func TestLoadLiveConfig(t *testing.T) {
 	l.Client.Headers.Set("X-Tenant", "loadtest")
 	l.Client.TLS.InsecureSkipVerify = true
 	l.APIKey = "sk-test"
-	l.Model, l.Provider, l.Operation = "meta-llama/Llama-3.1-8B-Instruct", "vllm", liveOpText
+	l.Model, l.Provider, l.Operation = "meta-llama/Llama-3.1-8B-Instruct", "vllm", LiveOpText
 	l.MaxTokens, l.IgnoreEOS = 256, true
 	l.ExtraBody = map[string]any{"temperature": 0}
 	l.Prompt = LivePromptConfig{System: "Be brief.", FewShot: []LiveMessage{{Role: "user", Content: "2+2?"}, {Role: "assistant", Content: "4"}},
-		User: "Explain.", InputTokens: Distribution{Type: distUniform, Min: 100, Max: 2000, Value: 256}, ContextWindow: 4096}
+		User: "Explain.", InputTokens: Distribution{Type: DistUniform, Min: 100, Max: 2000, Value: 256}, ContextWindow: 4096}
 	l.MaxConcurrency, l.MaxQueue = 64, 500
 	l.Timeouts = LiveTimeoutsConfig{Connect: 3 * time.Second, TTFT: 20 * time.Second, Idle: 5 * time.Second, Total: 2 * time.Minute}
-	l.ChunkEvents, l.Tracestate, l.DrainTimeout = chunkEventsAll, "vendor=loadtest", 30*time.Second
+	l.ChunkEvents, l.Tracestate, l.DrainTimeout = ChunkEventsAll, "vendor=loadtest", 30*time.Second
 
 	sweep := createDefaultConfig().(*Config)
-	sweep.Mode = modeLive
-	sweep.Arrival.Type, sweep.Arrival.Rate = arrivalPoisson, 1
+	sweep.Mode = ModeLive
+	sweep.Arrival.Type, sweep.Arrival.Rate = ArrivalPoisson, 1
 	sweep.Live.Sweep = LiveSweepConfig{StepDuration: 30 * time.Second, StartRate: 2, StepRate: 2, MaxRate: 40,
-		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: sweepSteps}
+		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: SweepSteps}
 	sweep.Live.Sweep.Server.MetricsURL, sweep.Live.Sweep.Server.Sustained = "http://127.0.0.1:8000/metrics", 10*time.Second
 
 	tests := []struct {
@@ -121,7 +121,7 @@ func TestLivePromptSizing(t *testing.T) {
 func TestLivePromptTemplateMatchesMarshal(t *testing.T) {
 	variants := map[string]func(*LiveConfig){
 		"default": func(*LiveConfig) {},
-		"text":    func(c *LiveConfig) { c.Operation = liveOpText },
+		"text":    func(c *LiveConfig) { c.Operation = LiveOpText },
 		"extra": func(c *LiveConfig) {
 			c.ExtraBody = map[string]any{"temperature": 0.5, "stop": []any{"</s>", "\n"}, "seed": 7}
 			c.IgnoreEOS, c.IncludeUsage = true, false
@@ -132,7 +132,7 @@ func TestLivePromptTemplateMatchesMarshal(t *testing.T) {
 			c.Prompt.FewShot = []LiveMessage{{Role: "user", Content: "q?"}, {Role: "assistant", Content: "a!"}}
 		},
 		"text_escapes": func(c *LiveConfig) {
-			c.Operation = liveOpText
+			c.Operation = LiveOpText
 			c.Prompt.System = "line1\nline2 <x>"
 			c.Prompt.User = "naïve \"user\""
 		},

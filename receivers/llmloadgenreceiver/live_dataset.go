@@ -22,7 +22,7 @@ func (r *liveRunner) openDataset() error {
 	if dc.MaxInputTokens == 0 || dc.MaxInputTokens > r.prompts.maxIn {
 		dc.MaxInputTokens = r.prompts.maxIn // prompt plus max_tokens fit the context window
 	}
-	ix, err := dataset.Open(dc, r.plan.localSeed()^0x9e3779b97f4a7c15)
+	ix, err := dataset.Open(dc, r.plan.LocalSeed()^0x9e3779b97f4a7c15)
 	if err != nil {
 		return fmt.Errorf("live.dataset: %w", err)
 	}
@@ -65,7 +65,7 @@ func (r *liveRunner) body(res *liveResult) ([]byte, int, error) {
 	}
 	if r.dataset == nil {
 		r.inMu.Lock()
-		want := r.inputs.tokens(1)
+		want := r.inputs.Tokens(1)
 		pb := r.prompts
 		if r.shared != nil {
 			g := r.groupRand.IntN(len(r.shared.groups))
@@ -132,7 +132,7 @@ func (r *liveRunner) runTrace(ctx context.Context, start time.Time) {
 	defer func() { cancel(); <-readDone }()
 	pc := r.newPacer()
 	defer pc.close()
-	begin := r.readyAt.Add(-skipSlack)
+	begin := r.readyAt.Add(-SkipSlack)
 	for tr := range ahead {
 		if !r.ticket() {
 			return
@@ -167,7 +167,7 @@ func (r *liveRunner) readTrace(ctx context.Context, ahead chan<- *tracedRequest)
 			r.progress.print("llm_loadgen: trace replay stopped: " + err.Error())
 			return
 		}
-		if r.plan.sharded() && n%int64(r.plan.count) != int64(r.plan.index) {
+		if r.plan.Sharded() && n%int64(r.plan.count) != int64(r.plan.index) {
 			continue
 		}
 		if r.cfg.Duration > 0 && row.At >= r.cfg.Duration {

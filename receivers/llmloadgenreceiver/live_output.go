@@ -69,12 +69,12 @@ type liveRenderer struct {
 
 	agg *liveMetrics
 
-	plan shardPlan // run id and shard on every resource (shard.go)
+	plan ShardPlan // run id and shard on every resource (shard.go)
 }
 
 func newLiveRenderer(cfg *LiveConfig, version string, start time.Time) *liveRenderer {
 	r := &liveRenderer{cfg: cfg, op: genai.OpChat, chunkMode: cfg.ChunkEvents}
-	if cfg.Operation == liveOpText {
+	if cfg.Operation == LiveOpText {
 		r.op = genai.OpTextCompletion
 	}
 	if u, err := url.Parse(cfg.Client.Endpoint); err == nil {
@@ -100,7 +100,7 @@ func (r *liveRenderer) reset(version string) {
 	if version != "" {
 		rs.Resource().Attributes().PutStr("service.version", version)
 	}
-	r.plan.putIdentity(rs.Resource().Attributes())
+	r.plan.PutIdentity(rs.Resource().Attributes())
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
 	r.spans = ss.Spans()
@@ -298,7 +298,7 @@ func (r *liveRenderer) addEvents(ev ptrace.SpanEventSlice, res *liveResult) {
 	addEvent(ev, "llm_loadgen.request_sent", res.WroteReq)
 	addEvent(ev, "llm_loadgen.first_byte", res.FirstByte)
 	switch r.chunkMode {
-	case chunkEventsAll:
+	case ChunkEventsAll:
 		for i, t := range res.ChunkTimes {
 			e := ev.AppendEmpty()
 			e.SetName(genai.EventLoadgenLiveChunk)
@@ -308,7 +308,7 @@ func (r *liveRenderer) addEvents(ev ptrace.SpanEventSlice, res *liveResult) {
 				e.Attributes().PutInt(genai.AttrLoadgenChunkTokens, int64(res.ChunkTokens[i]))
 			}
 		}
-	case chunkEventsFirst:
+	case ChunkEventsFirst:
 		addEvent(ev, genai.EventLoadgenFirstChunk, res.FirstToken)
 	}
 	addEvent(ev, "llm_loadgen.stream_end", res.End)
@@ -421,7 +421,7 @@ func (m *liveMetrics) emit(now time.Time, version string) (pmetric.Metrics, int)
 	if version != "" {
 		rm.Resource().Attributes().PutStr("service.version", version)
 	}
-	m.r.plan.putIdentity(rm.Resource().Attributes())
+	m.r.plan.PutIdentity(rm.Resource().Attributes())
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	points := m.emitHistograms(sm, now)

@@ -12,14 +12,6 @@ import (
 	"github.com/otelcol-llm/otelcol-llm/internal/humanfmt"
 )
 
-// Progress outputs (progress_output).
-const (
-	progressLog     = "log"     // the collector's log, as a structured info line
-	progressConsole = "console" // a line for people on standard output
-)
-
-var progressOutputs = []string{progressLog, progressConsole}
-
 // maxProgressSamples bounds the latency samples one progress window keeps.
 const maxProgressSamples = 1 << 16
 
@@ -31,7 +23,7 @@ const maxProgressSamples = 1 << 16
 type liveProgress struct {
 	out   io.Writer // nil: no console output
 	start time.Time
-	prof  profile // offered rate over time; nil in a closed loop
+	prof  Profile // offered rate over time; nil in a closed loop
 	sent  atomic.Int64
 
 	lastAt             time.Time
@@ -43,8 +35,8 @@ type liveProgress struct {
 
 func (p *liveProgress) init(out io.Writer, start time.Time, a ArrivalConfig) {
 	p.out, p.start, p.lastAt = out, start, start
-	if a.Type != arrivalConcurrency {
-		p.prof = newProfile(a)
+	if a.Type != ArrivalConcurrency {
+		p.prof = NewProfile(a)
 	}
 	p.errs = map[string]int64{}
 }
@@ -99,12 +91,12 @@ func (p *liveProgress) line(now time.Time) string {
 func (p *liveProgress) offered(from, to float64) float64 {
 	from, to = max(from, 0), max(to, 0)
 	if to <= from {
-		return p.prof.at(to)
+		return p.prof.At(to)
 	}
 	const n = 16 // the profile is piecewise linear: the trapezoid rule is exact but at a stage's corner
-	sum := (p.prof.at(from) + p.prof.at(to)) / 2
+	sum := (p.prof.At(from) + p.prof.At(to)) / 2
 	for i := 1; i < n; i++ {
-		sum += p.prof.at(from + (to-from)*float64(i)/n)
+		sum += p.prof.At(from + (to-from)*float64(i)/n)
 	}
 	return sum / n
 }
@@ -156,7 +148,7 @@ func describeArrival(a ArrivalConfig, requests int64, duration time.Duration) st
 	var b strings.Builder
 	unit := " req/s"
 	start := a.Rate
-	if a.Type == arrivalConcurrency {
+	if a.Type == ArrivalConcurrency {
 		unit, start = " users", float64(a.Concurrency)
 	}
 	b.WriteString(a.Type + " " + humanfmt.Sig(start))

@@ -16,7 +16,7 @@ func TestLiveProgressLine(t *testing.T) {
 	var out bytes.Buffer
 	start := time.Unix(1000, 0)
 	var p liveProgress
-	p.init(&out, start, ArrivalConfig{Type: arrivalPoisson, Rate: 10, Stages: []StageConfig{{Duration: 10 * time.Second, Target: 30}}})
+	p.init(&out, start, ArrivalConfig{Type: ArrivalPoisson, Rate: 10, Stages: []StageConfig{{Duration: 10 * time.Second, Target: 30}}})
 	p.sent.Store(60)
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	for i := 0; i < 50; i++ {
@@ -40,22 +40,22 @@ func TestLiveProgressLine(t *testing.T) {
 	p.print("x")
 	assert.Equal(t, "x\n", out.String())
 	var quiet liveProgress
-	quiet.init(nil, start, ArrivalConfig{Type: arrivalConcurrency, Concurrency: 4})
+	quiet.init(nil, start, ArrivalConfig{Type: ArrivalConcurrency, Concurrency: 4})
 	quiet.print("nothing")
 	assert.NotContains(t, quiet.line(start.Add(time.Second)), "offered", "a closed loop has no offered rate")
 }
 
 func TestDescribeArrival(t *testing.T) {
-	assert.Equal(t, "poisson 5.00 → 60.0 → 60.0 req/s over 1m0s, at most 1,500 requests", describeArrival(ArrivalConfig{Type: arrivalPoisson, Rate: 5,
+	assert.Equal(t, "poisson 5.00 → 60.0 → 60.0 req/s over 1m0s, at most 1,500 requests", describeArrival(ArrivalConfig{Type: ArrivalPoisson, Rate: 5,
 		Stages: []StageConfig{{Duration: 50 * time.Second, Target: 60}, {Duration: 10 * time.Second, Target: 60}}}, 1500, 0))
-	assert.Equal(t, "concurrency 8.00 users, for 30s", describeArrival(ArrivalConfig{Type: arrivalConcurrency, Concurrency: 8}, 0, 30*time.Second))
+	assert.Equal(t, "concurrency 8.00 users, for 30s", describeArrival(ArrivalConfig{Type: ArrivalConcurrency, Concurrency: 8}, 0, 30*time.Second))
 }
 
 func TestProgressOutputValidation(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.ProgressOutput = "tty"
 	require.ErrorContains(t, cfg.Validate(), `progress_output: unknown value "tty"; allowed values: log, console`)
-	cfg.ProgressOutput = progressConsole
+	cfg.ProgressOutput = ProgressConsole
 	require.ErrorContains(t, cfg.Validate(), `progress_output: "console" needs mode "live"`)
 }
 

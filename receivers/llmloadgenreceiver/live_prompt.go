@@ -292,7 +292,7 @@ func (b *promptBuilder) marshalBody(msgs []liveMessage, maxTokens int, user stri
 		body[k] = v
 	}
 	body["model"] = b.cfg.Model
-	if b.cfg.Operation == liveOpText {
+	if b.cfg.Operation == LiveOpText {
 		parts := make([]string, len(msgs))
 		for i, m := range msgs {
 			parts[i] = m.Content

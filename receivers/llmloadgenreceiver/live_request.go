@@ -479,16 +479,16 @@ func (r *liveRunner) send(sched time.Time, rate float64, traced *tracedRequest, 
 				r.queued.Add(-1)
 				res.fail(errTypeQueueFull, fmt.Errorf("client queue full (%d waiting at live.max_concurrency %d)", r.lc.MaxQueue, r.lc.MaxConcurrency))
 				res.End = time.Now()
-				r.tel.live.notSent.Add(ctx, 1, reasonAttrs(errTypeQueueFull))
+				r.tel.Live.NotSent.Add(ctx, 1, ReasonAttrs(errTypeQueueFull))
 				r.finish(res)
 				return res
 			}
-			r.tel.live.queued.Add(ctx, 1)
+			r.tel.Live.Queued.Add(ctx, 1)
 			select {
 			case r.sem <- struct{}{}:
 			case <-r.reqCtx.Done():
 			}
-			r.tel.live.queued.Add(ctx, -1)
+			r.tel.Live.Queued.Add(ctx, -1)
 			r.queued.Add(-1)
 			if r.reqCtx.Err() != nil {
 				res.End = time.Now()
@@ -504,7 +504,7 @@ func (r *liveRunner) send(sched time.Time, rate float64, traced *tracedRequest, 
 		}
 	}
 	res.Dispatched = time.Now()
-	r.tel.live.queueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
+	r.tel.Live.QueueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
 	body, tokens, err := r.body(res)
 	res.PromptTokens, res.InputTokens = tokens, tokens
 	if err != nil {
@@ -514,9 +514,9 @@ func (r *liveRunner) send(sched time.Time, rate float64, traced *tracedRequest, 
 		r.finish(res)
 		return res
 	}
-	r.tel.live.inflight.Add(ctx, 1)
+	r.tel.Live.InFlight.Add(ctx, 1)
 	r.client.do(r.reqCtx, body, res)
-	r.tel.live.inflight.Add(ctx, -1)
+	r.tel.Live.InFlight.Add(ctx, -1)
 	release()
 	if !res.UsageSeen && res.InputTokens == 0 {
 		res.InputTokens = tokens
@@ -526,7 +526,7 @@ func (r *liveRunner) send(sched time.Time, rate float64, traced *tracedRequest, 
 }
 
 func (r *liveRunner) finish(res *liveResult) {
-	r.tel.live.recordResult(res)
+	r.tel.Live.RecordResult(res.ErrorType)
 	if r.onResult != nil {
 		r.onResult(res)
 	}

@@ -51,7 +51,7 @@ func (r *liveRunner) runSession(ctx context.Context, sched time.Time, rate float
 	defer timer.Stop()
 	outcome := sessionCompleted
 	defer func() {
-		r.tel.live.sessions.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+		r.tel.Live.Sessions.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", outcome)))
 	}()
 	for t := 1; t <= r.lc.Session.Turns && (st.maxTurns == 0 || t <= st.maxTurns); t++ {
 		if t > 1 {
@@ -108,7 +108,7 @@ func (r *liveRunner) sessionBody(res *liveResult) ([]byte, int, error) {
 		prefix, prefixTokens = st.system, st.systemTokens
 	} else {
 		r.inMu.Lock()
-		want := r.inputs.tokens(1)
+		want := r.inputs.Tokens(1)
 		r.inMu.Unlock()
 		res.userText = b.userContent(res.Seq, want)
 		prefix, prefixTokens = b.base, b.baseTokens()

@@ -86,7 +86,7 @@ func TestLiveSessions(t *testing.T) {
 func TestLiveSessionsClosedLoop(t *testing.T) {
 	mock := startMock(t, func(c *mockllm.Config) { c.PrefixCacheBlockTokens = 16 })
 	cfg := liveConfig(mock.URL(), 12, 0)
-	cfg.Arrival = ArrivalConfig{Type: arrivalConcurrency, Concurrency: 2}
+	cfg.Arrival = ArrivalConfig{Type: ArrivalConcurrency, Concurrency: 2}
 	cfg.Live.Session = LiveSessionConfig{Turns: 3}
 	run := startLive(t, cfg)
 	run.spans(t, 12)
@@ -118,7 +118,7 @@ func TestLiveSessionsClosedLoop(t *testing.T) {
 func TestLiveSessionsFromShareGPT(t *testing.T) {
 	mock := startMock(t, func(c *mockllm.Config) { c.OutputTokens = 1 << 10 })
 	cfg := liveConfig(mock.URL(), 4, 0)
-	cfg.Arrival = ArrivalConfig{Type: arrivalConcurrency, Concurrency: 1}
+	cfg.Arrival = ArrivalConfig{Type: ArrivalConcurrency, Concurrency: 1}
 	cfg.Live.IgnoreEOS = true
 	cfg.Live.MaxTokens = 1000
 	cfg.Live.Dataset = dataset.Config{Path: filepath.Join("internal", "dataset", "testdata", "real", "glaive_toolcall_en_demo.head.json"),
@@ -169,7 +169,7 @@ func TestLiveSessionConfigErrors(t *testing.T) {
 	}{
 		{func(c *Config) { c.Live.Session.Turns = 1 }, "live.session.turns: must be from 2 to 1000 (0 turns sessions off), got 1"},
 		{func(c *Config) { c.Live.Session = LiveSessionConfig{Turns: 3, ThinkTime: -time.Second} }, "live.session.think_time: must not be negative, got -1s"},
-		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Operation = liveOpText }, `live.session: a conversation needs operation "chat", got "text_completion"`},
+		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Operation = LiveOpText }, `live.session: a conversation needs operation "chat", got "text_completion"`},
 		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Dataset.Path = "x.jsonl" }, `live.session: sessions from live.dataset need format "sharegpt" (conversations with later human turns), got "jsonl"`},
 		{func(c *Config) { c.Live.Session.Turns = 3; c.Live.Trace.Path = "x.jsonl" }, "live.session: a trace sets every request's send time; remove live.trace"},
 	} {

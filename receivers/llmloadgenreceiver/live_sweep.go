@@ -45,7 +45,7 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 	}
 	knee := 0.0
 	verdict := "max_rate_reached"
-	watch := newServerWatch(sw.Server, &r.tel.live, r.logger)
+	watch := newServerWatch(sw.Server, &r.tel.Live, r.logger)
 	plan := newSweepPlan(sw)
 	for k := 0; ctx.Err() == nil; k++ {
 		rate, ok := plan.rate()
@@ -100,7 +100,7 @@ func (r *liveRunner) runSweep(ctx context.Context) {
 			zap.Float64("passed_rate", plan.lo), zap.Float64("failed_rate", plan.hi), zap.Float64("tolerance", sw.Tolerance))
 	}
 	r.sweepKnee, r.sweepStoppedBy = knee, verdict
-	r.tel.live.knee.Record(context.Background(), knee)
+	r.tel.Live.Knee.Record(context.Background(), knee)
 	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
 }
 
@@ -167,7 +167,7 @@ type sweepPlan struct {
 }
 
 func newSweepPlan(sw LiveSweepConfig) *sweepPlan {
-	return &sweepPlan{bisect: sw.Search == sweepBisect, start: sw.StartRate, step: sw.StepRate, max: sw.MaxRate,
+	return &sweepPlan{bisect: sw.Search == SweepBisect, start: sw.StartRate, step: sw.StepRate, max: sw.MaxRate,
 		tol: sw.Tolerance, next: sw.StartRate}
 }
 

@@ -37,7 +37,7 @@ type serverPoint struct {
 type serverWatch struct {
 	cfg    SweepServerConfig
 	client *http.Client
-	tel    *liveInstruments
+	tel    *LiveInstruments
 	logger *zap.Logger
 
 	mu     sync.Mutex
@@ -45,7 +45,7 @@ type serverWatch struct {
 	warned bool // a failed scrape was logged
 }
 
-func newServerWatch(cfg SweepServerConfig, tel *liveInstruments, logger *zap.Logger) *serverWatch {
+func newServerWatch(cfg SweepServerConfig, tel *LiveInstruments, logger *zap.Logger) *serverWatch {
 	if cfg.MetricsURL == "" {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (w *serverWatch) scrape(ctx context.Context) {
 		w.points = append(w.points, serverPoint{at: time.Now(), s: s})
 		w.mu.Unlock()
 	}
-	w.tel.serverScrapes.Add(context.Background(), 1, metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcome))))
+	w.tel.ServerScrapes.Add(context.Background(), 1, metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcome))))
 }
 
 func (w *serverWatch) fetch(ctx context.Context) (servermetrics.Sample, error) {

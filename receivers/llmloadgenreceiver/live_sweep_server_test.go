@@ -84,7 +84,7 @@ func TestLiveSweepStopsOnServerSaturation(t *testing.T) {
 
 func TestSweepPlanBisects(t *testing.T) {
 	// The largest passing rate is 37 between 10 and 100, to within 2.
-	p := newSweepPlan(LiveSweepConfig{Search: sweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
+	p := newSweepPlan(LiveSweepConfig{Search: SweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
 	var offered []float64
 	for i := 0; i < 20; i++ {
 		r, ok := p.rate()
@@ -99,7 +99,7 @@ func TestSweepPlanBisects(t *testing.T) {
 	assert.InDelta(t, 38.125, p.hi, 1e-9)
 	assert.LessOrEqual(t, p.hi-p.lo, 2.0)
 
-	p = newSweepPlan(LiveSweepConfig{Search: sweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
+	p = newSweepPlan(LiveSweepConfig{Search: SweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
 	r, _ := p.rate()
 	p.result(false)
 	_, ok := p.rate()

@@ -49,14 +49,14 @@ func startMock(t testing.TB, mutate func(*mockllm.Config)) *mockllm.Server {
 // liveConfig returns a live config against url issuing n requests at rate/s.
 func liveConfig(url string, n int64, rate float64) *Config {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	cfg.Mode = modeLive
+	cfg.Mode = ModeLive
 	cfg.Requests = n
-	cfg.Arrival = ArrivalConfig{Type: arrivalConstant, Rate: rate}
+	cfg.Arrival = ArrivalConfig{Type: ArrivalConstant, Rate: rate}
 	cfg.FlushInterval = 50 * time.Millisecond
 	cfg.Metrics.Interval = time.Hour // the final flush emits the metrics
 	cfg.Live.Client.Endpoint = url + "/v1"
 	cfg.Live.MaxTokens = 64
-	cfg.Live.Prompt.InputTokens = Distribution{Type: distConstant, Value: 100}
+	cfg.Live.Prompt.InputTokens = Distribution{Type: DistConstant, Value: 100}
 	cfg.Live.Timeouts = LiveTimeoutsConfig{Connect: 2 * time.Second, TTFT: 2 * time.Second, Idle: time.Second, Total: 20 * time.Second}
 	cfg.Live.DrainTimeout = 5 * time.Second
 	return cfg
@@ -158,7 +158,7 @@ func TestLiveTimingsMatchGroundTruth(t *testing.T) {
 	}
 	mock := startMock(t, nil)
 	cfg := liveConfig(mock.URL(), int64(n), 50)
-	cfg.Live.ChunkEvents = chunkEventsAll
+	cfg.Live.ChunkEvents = ChunkEventsAll
 	cfg.Live.Tracestate = "llmloadgen=test"
 	run := startLive(t, cfg)
 	spans := run.spans(t, n)
@@ -375,7 +375,7 @@ func TestLiveQueueTimeCountsInLatency(t *testing.T) {
 func TestLiveClosedLoop(t *testing.T) {
 	mock := startMock(t, nil)
 	cfg := liveConfig(mock.URL(), 12, 0)
-	cfg.Arrival = ArrivalConfig{Type: arrivalConcurrency, Concurrency: 3}
+	cfg.Arrival = ArrivalConfig{Type: ArrivalConcurrency, Concurrency: 3}
 	run := startLive(t, cfg)
 	spans := run.spans(t, 12)
 	run.stop(t)
@@ -390,7 +390,7 @@ func TestLiveNonStreaming(t *testing.T) {
 	mock := startMock(t, nil)
 	cfg := liveConfig(mock.URL(), 2, 20)
 	cfg.Live.Stream, cfg.Live.IncludeUsage = false, false
-	cfg.Live.Operation = liveOpText
+	cfg.Live.Operation = LiveOpText
 	run := startLive(t, cfg)
 	spans := run.spans(t, 2)
 	run.stop(t)
@@ -451,7 +451,7 @@ func TestLiveITLPerToken(t *testing.T) {
 			c.TokensPerChunk, c.OutputTokens, c.Jitter, c.ITL = k, 16, 0, 10*time.Millisecond
 		})
 		cfg := liveConfig(mock.URL(), 2, 20)
-		cfg.Live.ContinuousUsage, cfg.Live.ChunkEvents = true, chunkEventsAll
+		cfg.Live.ContinuousUsage, cfg.Live.ChunkEvents = true, ChunkEventsAll
 		run := startLive(t, cfg)
 		spans := run.spans(t, 2)
 		run.stop(t)
@@ -486,7 +486,7 @@ func TestLiveSweepBisects(t *testing.T) {
 	cfg := liveConfig(mock.URL(), 0, 1)
 	cfg.Live.MaxConcurrency = 1
 	cfg.Live.Sweep = LiveSweepConfig{StepDuration: time.Second, StartRate: 2, StepRate: 1, MaxRate: 26, TTFT: time.Second,
-		MinGoodRatio: 0.9, SaturationRatio: 0.9, Search: sweepBisect, Tolerance: 2}
+		MinGoodRatio: 0.9, SaturationRatio: 0.9, Search: SweepBisect, Tolerance: 2}
 	run := startLive(t, cfg)
 	lr := run.runDone(t, 60*time.Second)
 	run.stop(t)

@@ -36,8 +36,8 @@ func TestMetadata(t *testing.T) {
 func TestMetadataSelfMetrics(t *testing.T) {
 	mock := startMock(t, nil)
 	configs := map[string]*Config{
-		modeSynthetic: afapConfig(5),
-		modeLive:      liveConfig(mock.URL(), 2, 50),
+		ModeSynthetic: afapConfig(5),
+		ModeLive:      liveConfig(mock.URL(), 2, 50),
 	}
 	var created []metadatatest.Instrument
 	for _, mode := range allowedModes {

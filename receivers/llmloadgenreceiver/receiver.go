@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
@@ -20,28 +19,23 @@ type runner interface {
 }
 
 // newRunner builds the runner of the configured mode.
-func newRunner(l *loadgen) (runner, error) {
-	switch l.cfg.Mode {
-	case modeSynthetic:
-		return newSyntheticRunner(l)
-	case modeLive:
-		return newLiveRunner(l)
+func newRunner(run *Run) (runner, error) {
+	switch run.Config.Mode {
+	case ModeSynthetic:
+		return newSyntheticRunner(run)
+	case ModeLive:
+		return newLiveRunner(run)
 	}
-	return nil, fmt.Errorf("llm_loadgen: mode %q is not available in this build", l.cfg.Mode)
+	return nil, fmt.Errorf("llm_loadgen: mode %q is not available in this build", run.Config.Mode)
 }
 
 // loadgen is one configured llm_loadgen receiver. The collector creates it
 // once per signal (traces, metrics, logs); all of them share this instance so
 // that the metrics and logs describe the same requests as the traces.
 type loadgen struct {
-	cfg *Config
-	set receiver.Settings
-
-	// Next consumers; nil for a signal that no pipeline takes. Set under mu
-	// before Start, read by the runner after it.
-	traces  consumer.Traces
-	metrics consumer.Metrics
-	logs    consumer.Logs
+	// run is handed to the runner; its next consumers are set under mu
+	// before Start, one per signal a pipeline takes.
+	run Run
 
 	mu     sync.Mutex
 	runner runner // set by Start
@@ -60,7 +54,7 @@ type handle struct {
 }
 
 func acquire(set receiver.Settings, cfg *Config, attach func(*loadgen)) (*handle, error) {
-	c, err := loadgens.LoadOrStore(cfg, func() (*loadgen, error) { return &loadgen{cfg: cfg, set: set}, nil })
+	c, err := loadgens.LoadOrStore(cfg, func() (*loadgen, error) { return &loadgen{run: Run{Config: cfg, Settings: set}}, nil })
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +67,10 @@ func acquire(set receiver.Settings, cfg *Config, attach func(*loadgen)) (*handle
 
 // Start starts the generator; the registry calls it once for all signals.
 func (l *loadgen) Start(ctx context.Context, host component.Host) error {
-	r, err := newRunner(l)
+	l.mu.Lock()
+	run := l.run
+	l.mu.Unlock()
+	r, err := newRunner(&run)
 	if err != nil {
 		return err
 	}

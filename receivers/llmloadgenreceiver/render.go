@@ -295,14 +295,14 @@ func (rd *renderer) httpSpan(r *request, s *spanRec, sp ptrace.Span) {
 	sp.SetName(sc.routeName)
 	sp.SetKind(ptrace.SpanKindServer)
 	a := sp.Attributes()
-	n := 5 + b2i(sc.typ == scenarioAgent) + b2i(s.status >= 400 || s.fault != nil)
+	n := 5 + b2i(sc.typ == ScenarioAgent) + b2i(s.status >= 400 || s.fault != nil)
 	a.EnsureCapacity(n)
 	a.PutStr("http.request.method", "POST")
 	a.PutStr("http.route", sc.route)
 	a.PutStr("url.path", sc.route)
 	a.PutInt(genai.AttrHTTPResponseStatusCode, int64(s.status))
 	a.PutStr(attrScenario, sc.typ)
-	if sc.typ == scenarioAgent {
+	if sc.typ == ScenarioAgent {
 		a.PutStr(attrAgentRole, s.role) // the user who asked the orchestrator
 	}
 	switch {
@@ -409,9 +409,9 @@ func (rd *renderer) chatSpan(r *request, s *spanRec, sp ptrace.Span, ss ptrace.S
 func (rd *renderer) chunkEvents(s *spanRec, sp ptrace.Span) {
 	n := 0
 	switch rd.cfg.Stream.ChunkEvents {
-	case chunkEventsFirst:
+	case ChunkEventsFirst:
 		n = min(1, s.chunks)
-	case chunkEventsAll:
+	case ChunkEventsAll:
 		n = s.chunks
 	}
 	if n == 0 {

@@ -18,8 +18,8 @@ func TestRenderSizesAttributesExactly(t *testing.T) {
 	defer func() { sizeCheck = false }()
 	faultMixes := [][]FaultConfig{
 		nil,
-		{{Type: faultRateLimit, Probability: 0.3, MaxRetries: 1}, {Type: faultOverloaded, Probability: 0.1}, {Type: faultContextLength, Probability: 0.1}},
-		{{Type: faultMidStream, Probability: 0.2}, {Type: faultCancel, Probability: 0.2}, {Type: faultTimeout, Probability: 0.2}},
+		{{Type: FaultRateLimit, Probability: 0.3, MaxRetries: 1}, {Type: FaultOverloaded, Probability: 0.1}, {Type: FaultContextLength, Probability: 0.1}},
+		{{Type: FaultMidStream, Probability: 0.2}, {Type: FaultCancel, Probability: 0.2}, {Type: FaultTimeout, Probability: 0.2}},
 	}
 	for _, dialect := range dialectNames {
 		for fi, faults := range faultMixes {
@@ -28,7 +28,7 @@ func TestRenderSizesAttributesExactly(t *testing.T) {
 				cfg.Semconv = dialect
 				cfg.Faults = faults
 				cfg.Content = ContentConfig{Enabled: content, PromptBytes: 64, CompletionBytes: 32}
-				cfg.Stream.ChunkEvents = chunkEventsAll
+				cfg.Stream.ChunkEvents = ChunkEventsAll
 				cfg.Stream.SpanPerChunk = fi == 1
 				cfg.Stream.MaxChunkSpans = 5
 				cfg.BatchSize = 7

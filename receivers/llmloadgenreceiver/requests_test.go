@@ -22,7 +22,7 @@ func TestRequestsCounterByScenarioAndOutcome(t *testing.T) {
 	for _, sc := range allowedScenarios {
 		cfg.Scenarios = append(cfg.Scenarios, ScenarioConfig{Type: sc, Weight: 1})
 	}
-	cfg.Faults = []FaultConfig{{Type: faultOverloaded, Probability: 0.2}, {Type: faultMidStream, Probability: 0.1}}
+	cfg.Faults = []FaultConfig{{Type: FaultOverloaded, Probability: 0.2}, {Type: FaultMidStream, Probability: 0.1}}
 	sink := &consumertest.TracesSink{}
 	_, tel := runWithTelemetry(t, cfg, sink)
 
@@ -55,5 +55,5 @@ func TestRequestsCounterByScenarioAndOutcome(t *testing.T) {
 		assert.Positive(t, want[[2]string{sc, "ok"}], sc)
 	}
 	assert.EqualValues(t, 400, total)
-	assert.Positive(t, want[[2]string{scenarioChat, "error"}])
+	assert.Positive(t, want[[2]string{ScenarioChat, "error"}])
 }

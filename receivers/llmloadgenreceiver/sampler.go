@@ -11,26 +11,26 @@ import (
 // 99th percentile q has sigma = ln(q/m) / z99.
 var z99 = distuv.UnitNormal.Quantile(0.99)
 
-// rand64 is the generator's random source: PCG (math/rand/v2), seeded, so
+// Rand64 is the generator's random source: PCG (math/rand/v2), seeded, so
 // that a seed reproduces a run.
-type rand64 struct {
+type Rand64 struct {
 	*rand.Rand
 	src rand.Source
 }
 
-func newRand(seed uint64) *rand64 {
+func NewRand(seed uint64) *Rand64 {
 	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
-	return &rand64{Rand: rand.New(src), src: src}
+	return &Rand64{Rand: rand.New(src), src: src}
 }
 
-// sampler draws from a configured Distribution with gonum's distuv types.
-type sampler struct {
+// Sampler draws from a configured Distribution with gonum's distuv types.
+type Sampler struct {
 	dist interface{ Rand() float64 }
 	// quantile is the distribution's inverse CDF, for tests and docs.
 	quantile func(float64) float64
 }
 
-func (s sampler) sample() float64 {
+func (s Sampler) Sample() float64 {
 	v := s.dist.Rand()
 	if v < 0 {
 		return 0
@@ -42,21 +42,21 @@ type constDist float64
 
 func (c constDist) Rand() float64 { return float64(c) }
 
-// newSampler builds the sampler of d on src. d must have passed validation.
-func newSampler(d Distribution, src rand.Source) sampler {
+// NewSampler builds the sampler of d on src. d must have passed validation.
+func NewSampler(d Distribution, src rand.Source) Sampler {
 	switch d.Type {
-	case distNormal:
+	case DistNormal:
 		n := distuv.Normal{Mu: d.Mean, Sigma: d.StdDev, Src: src}
-		return sampler{dist: n, quantile: n.Quantile}
-	case distUniform:
+		return Sampler{dist: n, quantile: n.Quantile}
+	case DistUniform:
 		u := distuv.Uniform{Min: d.Min, Max: d.Max, Src: src}
-		return sampler{dist: u, quantile: u.Quantile}
-	case distExponential:
+		return Sampler{dist: u, quantile: u.Quantile}
+	case DistExponential:
 		e := distuv.Exponential{Rate: 1 / d.Mean, Src: src}
-		return sampler{dist: e, quantile: e.Quantile}
-	case distConstant:
+		return Sampler{dist: e, quantile: e.Quantile}
+	case DistConstant:
 		v := d.Value
-		return sampler{dist: constDist(v), quantile: func(float64) float64 { return v }}
+		return Sampler{dist: constDist(v), quantile: func(float64) float64 { return v }}
 	default:
 		mu, sigma := d.Mu, d.Sigma
 		if d.P50 > 0 {
@@ -64,13 +64,13 @@ func newSampler(d Distribution, src rand.Source) sampler {
 			sigma = math.Log(d.P99/d.P50) / z99
 		}
 		ln := distuv.LogNormal{Mu: mu, Sigma: sigma, Src: src}
-		return sampler{dist: ln, quantile: ln.Quantile}
+		return Sampler{dist: ln, quantile: ln.Quantile}
 	}
 }
 
-// tokens draws a token count (at least min).
-func (s sampler) tokens(lo int) int {
-	v := int(math.Round(s.sample()))
+// Tokens draws a token count (at least min).
+func (s Sampler) Tokens(lo int) int {
+	v := int(math.Round(s.Sample()))
 	if v < lo {
 		return lo
 	}

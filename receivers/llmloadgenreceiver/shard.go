@@ -14,20 +14,20 @@ import (
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
 
-// shardPlan is the resolved sharding of a run: which part of the global
+// ShardPlan is the resolved sharding of a run: which part of the global
 // schedule this process generates.
-type shardPlan struct {
+type ShardPlan struct {
 	index, count int
 	runID        string
 	startAt      time.Time // zero: the schedule starts when the receiver does
 	seed         uint64    // the run's global seed
 }
 
-// newShardPlan resolves the plan of a validated configuration; seed is the
+// NewShardPlan resolves the plan of a validated configuration; seed is the
 // run's global seed.
-func newShardPlan(cfg *Config, seed uint64) (shardPlan, error) {
-	p := shardPlan{count: max(cfg.Shard.Count, 1), runID: cfg.RunID, seed: seed}
-	idx, _, err := cfg.Shard.resolveIndex()
+func NewShardPlan(cfg *Config, seed uint64) (ShardPlan, error) {
+	p := ShardPlan{count: max(cfg.Shard.Count, 1), runID: cfg.RunID, seed: seed}
+	idx, _, err := cfg.Shard.ResolveIndex()
 	if err != nil {
 		return p, err
 	}
@@ -40,12 +40,12 @@ func newShardPlan(cfg *Config, seed uint64) (shardPlan, error) {
 	return p, nil
 }
 
-func (p shardPlan) sharded() bool { return p.count > 1 }
+func (p ShardPlan) Sharded() bool { return p.count > 1 }
 
-// globalSeed is the seed of a run: the configured one, else one derived from
+// GlobalSeed is the seed of a run: the configured one, else one derived from
 // the run id (so that every shard of a run draws the same global schedule),
 // else 0 (the caller picks a random one).
-func globalSeed(cfg *Config) uint64 {
+func GlobalSeed(cfg *Config) uint64 {
 	if cfg.Seed != 0 || cfg.RunID == "" {
 		return cfg.Seed
 	}
@@ -57,9 +57,9 @@ func globalSeed(cfg *Config) uint64 {
 	return 1
 }
 
-// mixSeed derives a seed from a seed and a few numbers (SplitMix64 finalizer
+// MixSeed derives a seed from a seed and a few numbers (SplitMix64 finalizer
 // over each), so that shards and steps get independent, reproducible streams.
-func mixSeed(seed uint64, parts ...uint64) uint64 {
+func MixSeed(seed uint64, parts ...uint64) uint64 {
 	z := seed
 	for _, v := range parts {
 		z += 0x9e3779b97f4a7c15 ^ v*0xbf58476d1ce4e5b9
@@ -77,19 +77,19 @@ const (
 	streamShardLocal     = 3 // prompts, think times and ids of one shard
 )
 
-// localSeed seeds what is private to this shard (prompt lengths, ids). An
+// LocalSeed seeds what is private to this shard (prompt lengths, ids). An
 // unsharded run keeps the global seed, so its behaviour does not change.
-func (p shardPlan) localSeed() uint64 {
-	if !p.sharded() {
+func (p ShardPlan) LocalSeed() uint64 {
+	if !p.Sharded() {
 		return p.seed
 	}
-	return mixSeed(p.seed, streamShardLocal, uint64(p.index))
+	return MixSeed(p.seed, streamShardLocal, uint64(p.index))
 }
 
-// share is this shard's part of n whole units (requests, virtual users):
+// Share is this shard's part of n whole units (requests, virtual users):
 // n/count each, the remainder going to the lowest indexes.
-func (p shardPlan) share(n int64) int64 {
-	if !p.sharded() || n <= 0 {
+func (p ShardPlan) Share(n int64) int64 {
+	if !p.Sharded() || n <= 0 {
 		return n
 	}
 	c := int64(p.count)
@@ -100,36 +100,36 @@ func (p shardPlan) share(n int64) int64 {
 	return s
 }
 
-// arrivalSource yields arrival times in seconds since the schedule's start.
-type arrivalSource interface{ next() float64 }
+// ArrivalSource yields arrival times in seconds since the schedule's start.
+type ArrivalSource interface{ Next() float64 }
 
-// arrivals returns this shard's arrivals of the open-loop process a, for
+// Arrivals returns this shard's Arrivals of the open-loop process a, for
 // sweep step step (0 outside sweeps). Unsharded, it is the process itself
 // drawn from local. Sharded:
 //   - poisson: the rate (and every stage target) is divided by the shard
 //     count and each shard draws from its own seed; the union of independent
 //     Poisson processes is the Poisson process of the summed rate.
 //   - constant and gamma: every shard draws the same global process (from
-//     the run's seed) and keeps arrivals index+1, index+1+count, …: the
+//     the run's seed) and keeps Arrivals index+1, index+1+count, …: the
 //     phase offsets of a constant rate (shard i sends the (i+1+k·count)-th
 //     arrival, at t0 + (i+1+k·count)/rate), and for gamma the union keeps
 //     the configured burstiness exactly, which a superposition of
 //     independent gamma processes would not.
-func (p shardPlan) arrivals(a ArrivalConfig, step int, local *rand64) arrivalSource {
-	if !p.sharded() {
-		return newOpenLoop(a, local)
+func (p ShardPlan) Arrivals(a ArrivalConfig, step int, local *Rand64) ArrivalSource {
+	if !p.Sharded() {
+		return NewOpenLoop(a, local)
 	}
-	if a.Type == arrivalPoisson {
+	if a.Type == ArrivalPoisson {
 		split := a
 		split.Rate = a.Rate / float64(p.count)
 		split.Stages = make([]StageConfig, len(a.Stages))
 		for i, s := range a.Stages {
 			split.Stages[i] = StageConfig{Duration: s.Duration, Target: s.Target / float64(p.count)}
 		}
-		return newOpenLoop(split, newRand(mixSeed(p.seed, streamShardArrivals, uint64(p.index), uint64(step))))
+		return NewOpenLoop(split, NewRand(MixSeed(p.seed, streamShardArrivals, uint64(p.index), uint64(step))))
 	}
 	return &dealtArrivals{
-		global: newOpenLoop(a, newRand(mixSeed(p.seed, streamGlobalArrivals, uint64(step)))),
+		global: NewOpenLoop(a, NewRand(MixSeed(p.seed, streamGlobalArrivals, uint64(step)))),
 		first:  p.index + 1, every: p.count,
 	}
 }
@@ -137,35 +137,35 @@ func (p shardPlan) arrivals(a ArrivalConfig, step int, local *rand64) arrivalSou
 // dealtArrivals keeps every count-th arrival of a global process, starting
 // with the first-th.
 type dealtArrivals struct {
-	global       *openLoop
+	global       *OpenLoop
 	first, every int
 	started      bool
 }
 
-func (d *dealtArrivals) next() float64 {
+func (d *dealtArrivals) Next() float64 {
 	n := d.every
 	if !d.started {
 		n, d.started = d.first, true
 	}
 	t := math.Inf(1)
 	for i := 0; i < n; i++ {
-		if t = d.global.next(); math.IsInf(t, 1) {
+		if t = d.global.Next(); math.IsInf(t, 1) {
 			return t
 		}
 	}
 	return t
 }
 
-// begin returns when the schedule starts: start_at when set, else now.
-func (p shardPlan) begin(now time.Time) time.Time {
+// Begin returns when the schedule starts: start_at when set, else now.
+func (p ShardPlan) Begin(now time.Time) time.Time {
 	if p.startAt.IsZero() {
 		return now
 	}
 	return p.startAt
 }
 
-// waitStart blocks until start_at (if it is ahead); false if ctx ended first.
-func (p shardPlan) waitStart(ctx context.Context) bool {
+// WaitStart blocks until start_at (if it is ahead); false if ctx ended first.
+func (p ShardPlan) WaitStart(ctx context.Context) bool {
 	d := time.Until(p.startAt)
 	if p.startAt.IsZero() || d <= 0 {
 		return ctx.Err() == nil
@@ -180,13 +180,13 @@ func (p shardPlan) waitStart(ctx context.Context) bool {
 	}
 }
 
-// identified reports whether the run's telemetry carries its identity: a
+// Identified reports whether the run's telemetry carries its identity: a
 // configured run id (always the case for a sharded run).
-func (p shardPlan) identified() bool { return p.runID != "" }
+func (p ShardPlan) Identified() bool { return p.runID != "" }
 
-// putIdentity writes the run id and the shard on a resource.
-func (p shardPlan) putIdentity(m pcommon.Map) {
-	if !p.identified() {
+// PutIdentity writes the run id and the shard on a resource.
+func (p ShardPlan) PutIdentity(m pcommon.Map) {
+	if !p.Identified() {
 		return
 	}
 	m.PutStr(genai.AttrLoadgenRunID, p.runID)
@@ -194,14 +194,14 @@ func (p shardPlan) putIdentity(m pcommon.Map) {
 	m.PutInt(genai.AttrLoadgenShardCount, int64(p.count))
 }
 
-// skipSlack is how far in the past an arrival may be when its schedule
+// SkipSlack is how far in the past an arrival may be when its schedule
 // begins and still be sent; older ones are skipped (a shard that starts
 // after start_at catches up by skipping, never by sending a burst).
-const skipSlack = 50 * time.Millisecond
+const SkipSlack = 50 * time.Millisecond
 
-// reasonLateStart is the otelcol_llm_loadgen_live_not_sent reason of a
+// ReasonLateStart is the otelcol_llm_loadgen_live_not_sent reason of a
 // skipped arrival.
-const reasonLateStart = "late_start"
+const ReasonLateStart = "late_start"
 
 // Metric names of the schedule statistics an identified run emits.
 const (
@@ -209,35 +209,35 @@ const (
 	metricScheduleSkipped = genai.MetricLoadgenScheduleSkipped
 )
 
-// scheduleStats collects how late the scheduler was: the lag of every
+// ScheduleStats collects how late the scheduler was: the lag of every
 // request it started, and the arrivals it skipped (with their lateness).
-type scheduleStats struct {
+type ScheduleStats struct {
 	mu      sync.Mutex
 	lag     *histogram
 	skipped int64
 }
 
-func newScheduleStats() *scheduleStats {
-	return &scheduleStats{lag: newHistogram(liveSecondsBuckets)}
+func NewScheduleStats() *ScheduleStats {
+	return &ScheduleStats{lag: newHistogram(liveSecondsBuckets)}
 }
 
-func (s *scheduleStats) record(lag float64) {
+func (s *ScheduleStats) Record(lag float64) {
 	s.mu.Lock()
 	s.lag.Record(max(lag, 0))
 	s.mu.Unlock()
 }
 
-// skip counts an arrival that was skipped lag seconds after its time.
-func (s *scheduleStats) skip(lag float64) {
+// Skip counts an arrival that was skipped lag seconds after its time.
+func (s *ScheduleStats) Skip(lag float64) {
 	s.mu.Lock()
 	s.lag.Record(max(lag, 0))
 	s.skipped++
 	s.mu.Unlock()
 }
 
-// appendTo adds the cumulative schedule metrics to md's first scope and
+// AppendTo adds the cumulative schedule metrics to md's first scope and
 // returns the number of points added.
-func (s *scheduleStats) appendTo(md pmetric.Metrics, start, now time.Time) int {
+func (s *ScheduleStats) AppendTo(md pmetric.Metrics, start, now time.Time) int {
 	if md.ResourceMetrics().Len() == 0 || md.ResourceMetrics().At(0).ScopeMetrics().Len() == 0 {
 		return 0
 	}

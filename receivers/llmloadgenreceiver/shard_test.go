@@ -21,7 +21,7 @@ func intp(i int) *int { return &i }
 
 func shardedConfig(index, count int) *Config {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Mode = modeLive
+	cfg.Mode = ModeLive
 	cfg.RunID = "run-42"
 	cfg.StartAt = "2026-11-29T20:00:00Z"
 	cfg.Shard = ShardConfig{Index: intp(index), Count: count}
@@ -46,16 +46,16 @@ func TestShardValidation(t *testing.T) {
 		{name: "bad start_at", env: "-", mutate: func(c *Config) { c.StartAt = "tomorrow" }, errs: []string{`start_at: "tomorrow" is not an RFC 3339 time`}},
 		{name: "sharded without run_id and start_at", env: "-", mutate: func(c *Config) { c.RunID, c.StartAt = "", "" },
 			errs: []string{"run_id: required when shard.count > 1", "start_at: required when shard.count > 1"}},
-		{name: "synthetic", env: "-", mutate: func(c *Config) { c.Mode = modeSynthetic },
+		{name: "synthetic", env: "-", mutate: func(c *Config) { c.Mode = ModeSynthetic },
 			errs: []string{"shard.count: sharding applies to mode live only", "start_at: applies to mode live only", "run_id: applies to mode live only"}},
 		{name: "unsharded default", env: "-", mutate: func(c *Config) { c.Shard, c.RunID, c.StartAt = ShardConfig{Count: 1}, "", "" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.env == "-" {
-				t.Setenv(envJobCompletionIndex, "")
+				t.Setenv(EnvJobCompletionIndex, "")
 			} else {
-				t.Setenv(envJobCompletionIndex, tt.env)
+				t.Setenv(EnvJobCompletionIndex, tt.env)
 			}
 			cfg := shardedConfig(1, 3)
 			tt.mutate(cfg)
@@ -73,23 +73,23 @@ func TestShardValidation(t *testing.T) {
 }
 
 func TestShardIndexFromJobCompletionIndex(t *testing.T) {
-	t.Setenv(envJobCompletionIndex, "2")
+	t.Setenv(EnvJobCompletionIndex, "2")
 	cfg := shardedConfig(0, 4)
 	cfg.Shard.Index = nil
-	p, err := newShardPlan(cfg, 1)
+	p, err := NewShardPlan(cfg, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 2, p.index)
 	cfg.Shard.Index = intp(1) // a configured index wins
-	p, err = newShardPlan(cfg, 1)
+	p, err = NewShardPlan(cfg, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 1, p.index)
 }
 
 // collect draws arrivals below horizon seconds (bounded by max).
-func collect(src arrivalSource, horizon float64, maxN int) []float64 {
+func collect(src ArrivalSource, horizon float64, maxN int) []float64 {
 	var out []float64
 	for len(out) < maxN {
-		t := src.next()
+		t := src.Next()
 		if math.IsInf(t, 1) || t >= horizon {
 			break
 		}
@@ -98,10 +98,10 @@ func collect(src arrivalSource, horizon float64, maxN int) []float64 {
 	return out
 }
 
-func plans(count int, seed uint64) []shardPlan {
-	ps := make([]shardPlan, count)
+func plans(count int, seed uint64) []ShardPlan {
+	ps := make([]ShardPlan, count)
 	for i := range ps {
-		ps[i] = shardPlan{index: i, count: count, runID: "r", seed: seed}
+		ps[i] = ShardPlan{index: i, count: count, runID: "r", seed: seed}
 	}
 	return ps
 }
@@ -111,17 +111,17 @@ func plans(count int, seed uint64) []shardPlan {
 func TestShardUnionIsTheGlobalSchedule(t *testing.T) {
 	stages := []StageConfig{{Duration: 5 * time.Second, Target: 40}, {Duration: 5 * time.Second, Target: 10}}
 	for _, a := range []ArrivalConfig{
-		{Type: arrivalConstant, Rate: 30},
-		{Type: arrivalConstant, Rate: 5, Stages: stages},
-		{Type: arrivalGamma, Rate: 20, Burstiness: 0.3, Stages: stages},
+		{Type: ArrivalConstant, Rate: 30},
+		{Type: ArrivalConstant, Rate: 5, Stages: stages},
+		{Type: ArrivalGamma, Rate: 20, Burstiness: 0.3, Stages: stages},
 	} {
 		t.Run(a.Type, func(t *testing.T) {
 			const seed, horizon = 99, 12.0
-			global := collect(newOpenLoop(a, newRand(mixSeed(seed, streamGlobalArrivals, 0))), horizon, 10000)
+			global := collect(NewOpenLoop(a, NewRand(MixSeed(seed, streamGlobalArrivals, 0))), horizon, 10000)
 			require.Greater(t, len(global), 100)
 			var union []float64
 			for i, p := range plans(3, seed) {
-				mine := collect(p.arrivals(a, 0, newRand(1)), horizon, 10000)
+				mine := collect(p.Arrivals(a, 0, NewRand(1)), horizon, 10000)
 				assert.InDelta(t, len(global)/3, len(mine), 1, "shard %d gets a third", i)
 				union = append(union, mine...)
 			}
@@ -131,7 +131,7 @@ func TestShardUnionIsTheGlobalSchedule(t *testing.T) {
 	}
 	// Constant rate: shard i sends at t0 + (i + 1 + k·count)/rate.
 	p := plans(4, 1)[2]
-	got := collect(p.arrivals(ArrivalConfig{Type: arrivalConstant, Rate: 10}, 0, newRand(1)), 2, 100)
+	got := collect(p.Arrivals(ArrivalConfig{Type: ArrivalConstant, Rate: 10}, 0, NewRand(1)), 2, 100)
 	require.Len(t, got, 5)
 	for k, v := range got {
 		assert.InDelta(t, float64(2+1+4*k)/10, v, 1e-9)
@@ -142,15 +142,15 @@ func TestShardUnionIsTheGlobalSchedule(t *testing.T) {
 // union has the total rate.
 func TestShardPoissonSplitsTheRate(t *testing.T) {
 	const rate, horizon, count = 200.0, 50.0, 4
-	a := ArrivalConfig{Type: arrivalPoisson, Rate: rate}
+	a := ArrivalConfig{Type: ArrivalPoisson, Rate: rate}
 	total := 0
 	firsts := map[float64]bool{}
 	for _, p := range plans(count, 7) {
-		mine := collect(p.arrivals(a, 0, newRand(1)), horizon, 100000)
+		mine := collect(p.Arrivals(a, 0, NewRand(1)), horizon, 100000)
 		n := float64(len(mine))
 		want := rate / count * horizon // 2,500 per shard: sd 50
 		assert.InDelta(t, want, n, 4*math.Sqrt(want), "shard %d rate", p.index)
-		again := collect(p.arrivals(a, 0, newRand(2)), horizon, 100000)
+		again := collect(p.Arrivals(a, 0, NewRand(2)), horizon, 100000)
 		assert.Equal(t, mine, again, "reproducible from the run's seed, not the local source")
 		firsts[mine[0]] = true
 		total += len(mine)
@@ -162,24 +162,24 @@ func TestShardPoissonSplitsTheRate(t *testing.T) {
 
 func TestShardShareAndSeeds(t *testing.T) {
 	ps := plans(3, 5)
-	assert.Equal(t, []int64{4, 3, 3}, []int64{ps[0].share(10), ps[1].share(10), ps[2].share(10)}, "remainder to the low indexes")
+	assert.Equal(t, []int64{4, 3, 3}, []int64{ps[0].Share(10), ps[1].Share(10), ps[2].Share(10)}, "remainder to the low indexes")
 	for n := int64(0); n < 50; n++ {
 		sum := int64(0)
 		for _, p := range ps {
-			sum += p.share(n)
+			sum += p.Share(n)
 		}
 		assert.Equal(t, n, sum)
 	}
 	seen := map[uint64]bool{}
 	for _, p := range ps {
-		seen[p.localSeed()] = true
+		seen[p.LocalSeed()] = true
 	}
 	assert.Len(t, seen, 3, "each shard has its own local seed")
-	assert.Equal(t, uint64(5), shardPlan{count: 1, seed: 5}.localSeed(), "an unsharded run keeps its seed")
+	assert.Equal(t, uint64(5), ShardPlan{count: 1, seed: 5}.LocalSeed(), "an unsharded run keeps its seed")
 	cfg := shardedConfig(0, 3)
-	assert.Equal(t, globalSeed(cfg), globalSeed(shardedConfig(2, 3)), "shards of a run share the global seed")
+	assert.Equal(t, GlobalSeed(cfg), GlobalSeed(shardedConfig(2, 3)), "shards of a run share the global seed")
 	cfg.RunID = "run-43"
-	assert.NotEqual(t, globalSeed(cfg), globalSeed(shardedConfig(0, 3)))
+	assert.NotEqual(t, GlobalSeed(cfg), GlobalSeed(shardedConfig(0, 3)))
 }
 
 type shardSpan struct {
@@ -291,9 +291,9 @@ func TestLiveLateShardSkipsInsteadOfBursting(t *testing.T) {
 	run.stop(t)
 	spans := shardSpans(run)
 	for _, sp := range spans {
-		assert.False(t, sp.start.Before(began.Add(-skipSlack)), "no request scheduled before the shard started is sent")
+		assert.False(t, sp.start.Before(began.Add(-SkipSlack)), "no request scheduled before the shard started is sent")
 	}
-	// 39 arrivals in 2 s at 20/s: those due more than skipSlack before the
+	// 39 arrivals in 2 s at 20/s: those due more than SkipSlack before the
 	// receiver started (at least the 18 of the first 0.95 s) are skipped and
 	// counted, the rest are sent.
 	_, skipped, _ := scheduleMetric(run.metrics.AllMetrics())
@@ -311,7 +311,7 @@ func TestLoadShardConfig(t *testing.T) {
 		require.NoError(t, sub.Unmarshal(cfg))
 		return cfg
 	}
-	t.Setenv(envJobCompletionIndex, "")
+	t.Setenv(EnvJobCompletionIndex, "")
 
 	cfg := load("sharded")
 	require.NoError(t, cfg.Validate())
@@ -326,9 +326,9 @@ func TestLoadShardConfig(t *testing.T) {
 	err = cfg.Validate()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "shard.index: not set and JOB_COMPLETION_INDEX is not in the environment")
-	t.Setenv(envJobCompletionIndex, "3")
+	t.Setenv(EnvJobCompletionIndex, "3")
 	require.NoError(t, cfg.Validate())
-	p, err := newShardPlan(cfg, 1)
+	p, err := NewShardPlan(cfg, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 3, p.index)
 	assert.Equal(t, time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC), p.startAt.UTC())

@@ -12,10 +12,10 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-func draw(s sampler, n int) []float64 {
+func draw(s Sampler, n int) []float64 {
 	out := make([]float64, n)
 	for i := range out {
-		out[i] = s.sample()
+		out[i] = s.Sample()
 	}
 	sort.Float64s(out)
 	return out
@@ -24,42 +24,42 @@ func draw(s sampler, n int) []float64 {
 // TestSamplersMatchParameters draws from each distribution type and checks
 // the sample against the configured parameters.
 func TestSamplersMatchParameters(t *testing.T) {
-	r := newRand(1)
+	r := NewRand(1)
 	const n = 50000
 
-	ln := draw(newSampler(Distribution{P50: 0.3, P99: 2.5}, r.src), n)
+	ln := draw(NewSampler(Distribution{P50: 0.3, P99: 2.5}, r.src), n)
 	assert.InEpsilon(t, 0.3, stat.Quantile(0.5, stat.Empirical, ln, nil), 0.03, "lognormal p50")
 	assert.InEpsilon(t, 2.5, stat.Quantile(0.99, stat.Empirical, ln, nil), 0.08, "lognormal p99")
 
 	mu, sigma := math.Log(200), 0.8
-	ex := draw(newSampler(Distribution{Mu: mu, Sigma: sigma}, r.src), n)
+	ex := draw(NewSampler(Distribution{Mu: mu, Sigma: sigma}, r.src), n)
 	assert.InEpsilon(t, math.Exp(mu+sigma*sigma/2), stat.Mean(ex, nil), 0.03, "explicit lognormal mean")
 
-	no := draw(newSampler(Distribution{Type: distNormal, Mean: 500, StdDev: 50}, r.src), n)
+	no := draw(NewSampler(Distribution{Type: DistNormal, Mean: 500, StdDev: 50}, r.src), n)
 	m, sd := stat.MeanStdDev(no, nil)
 	assert.InEpsilon(t, 500, m, 0.01)
 	assert.InEpsilon(t, 50, sd, 0.03)
 
-	un := draw(newSampler(Distribution{Type: distUniform, Min: 10, Max: 20}, r.src), n)
+	un := draw(NewSampler(Distribution{Type: DistUniform, Min: 10, Max: 20}, r.src), n)
 	assert.GreaterOrEqual(t, un[0], 10.0)
 	assert.Less(t, un[n-1], 20.0)
 	assert.InEpsilon(t, 15, stat.Mean(un, nil), 0.01)
 
-	e := draw(newSampler(Distribution{Type: distExponential, Mean: 4}, r.src), n)
+	e := draw(NewSampler(Distribution{Type: DistExponential, Mean: 4}, r.src), n)
 	assert.InEpsilon(t, 4, stat.Mean(e, nil), 0.03)
 
-	c := newSampler(Distribution{Type: distConstant, Value: 7}, r.src)
-	assert.Equal(t, 7.0, c.sample())
+	c := NewSampler(Distribution{Type: DistConstant, Value: 7}, r.src)
+	assert.Equal(t, 7.0, c.Sample())
 }
 
 // TestPoissonArrivalsGoodnessOfFit counts arrivals per 1 s window and
 // compares the histogram of counts with the Poisson law by a chi-square test.
 func TestPoissonArrivalsGoodnessOfFit(t *testing.T) {
 	const rate, windows = 20.0, 4000
-	o := newOpenLoop(ArrivalConfig{Type: arrivalPoisson, Rate: rate}, newRand(7))
+	o := NewOpenLoop(ArrivalConfig{Type: ArrivalPoisson, Rate: rate}, NewRand(7))
 	counts := make([]int, windows)
 	for {
-		at := o.next()
+		at := o.Next()
 		if at >= windows {
 			break
 		}
@@ -90,18 +90,18 @@ func TestPoissonArrivalsGoodnessOfFit(t *testing.T) {
 	assert.Greater(t, p, 0.01, "Poisson goodness of fit rejected")
 
 	// Inter-arrival times are exponential: coefficient of variation 1.
-	o = newOpenLoop(ArrivalConfig{Type: arrivalPoisson, Rate: rate}, newRand(8))
+	o = NewOpenLoop(ArrivalConfig{Type: ArrivalPoisson, Rate: rate}, NewRand(8))
 	gaps := interArrivals(o, 50000)
 	m, sd := stat.MeanStdDev(gaps, nil)
 	assert.InEpsilon(t, 1/rate, m, 0.02)
 	assert.InEpsilon(t, 1.0, sd/m, 0.03)
 }
 
-func interArrivals(o *openLoop, n int) []float64 {
+func interArrivals(o *OpenLoop, n int) []float64 {
 	gaps := make([]float64, n)
 	prev := 0.0
 	for i := range gaps {
-		at := o.next()
+		at := o.Next()
 		gaps[i] = at - prev
 		prev = at
 	}
@@ -112,12 +112,12 @@ func interArrivals(o *openLoop, n int) []float64 {
 // inter-arrivals, 1/sqrt(burstiness), and constant arrivals' exact spacing.
 func TestGammaBurstiness(t *testing.T) {
 	for _, b := range []float64{0.25, 1, 4} {
-		gaps := interArrivals(newOpenLoop(ArrivalConfig{Type: arrivalGamma, Rate: 10, Burstiness: b}, newRand(3)), 50000)
+		gaps := interArrivals(NewOpenLoop(ArrivalConfig{Type: ArrivalGamma, Rate: 10, Burstiness: b}, NewRand(3)), 50000)
 		m, sd := stat.MeanStdDev(gaps, nil)
 		assert.InEpsilon(t, 0.1, m, 0.03, "burstiness %v mean", b)
 		assert.InEpsilon(t, 1/math.Sqrt(b), sd/m, 0.05, "burstiness %v CV", b)
 	}
-	gaps := interArrivals(newOpenLoop(ArrivalConfig{Type: arrivalConstant, Rate: 8}, newRand(3)), 100)
+	gaps := interArrivals(NewOpenLoop(ArrivalConfig{Type: ArrivalConstant, Rate: 8}, NewRand(3)), 100)
 	for _, g := range gaps {
 		assert.InDelta(t, 0.125, g, 1e-9)
 	}
@@ -127,15 +127,15 @@ func TestGammaBurstiness(t *testing.T) {
 // over 10 s gives 500 requests, then a 10 s hold gives 1000 more, then a ramp
 // down to 0 gives 500 and arrivals stop.
 func TestStagesRamp(t *testing.T) {
-	a := ArrivalConfig{Type: arrivalConstant, Rate: 0, Stages: []StageConfig{
+	a := ArrivalConfig{Type: ArrivalConstant, Rate: 0, Stages: []StageConfig{
 		{Duration: 10 * time.Second, Target: 100},
 		{Duration: 10 * time.Second, Target: 100},
 		{Duration: 10 * time.Second, Target: 0},
 	}}
-	o := newOpenLoop(a, newRand(1))
+	o := NewOpenLoop(a, NewRand(1))
 	var perStage [3]int
 	for {
-		at := o.next()
+		at := o.Next()
 		if math.IsInf(at, 1) {
 			break
 		}
@@ -146,25 +146,25 @@ func TestStagesRamp(t *testing.T) {
 	assert.InDelta(t, 1000, perStage[1], 1)
 	assert.InDelta(t, 500, perStage[2], 1)
 
-	p := newProfile(a)
-	assert.InDelta(t, 50, p.at(5), 1e-9)
-	assert.InDelta(t, 100, p.at(15), 1e-9)
-	assert.InDelta(t, 25, p.at(27.5), 1e-9)
+	p := NewProfile(a)
+	assert.InDelta(t, 50, p.At(5), 1e-9)
+	assert.InDelta(t, 100, p.At(15), 1e-9)
+	assert.InDelta(t, 25, p.At(27.5), 1e-9)
 }
 
 // TestRateAccuracy: a 10 000 req/s target over a simulated minute is met
 // within ±1 % for the open-loop processes.
 func TestRateAccuracy(t *testing.T) {
-	for _, typ := range []string{arrivalConstant, arrivalPoisson, arrivalGamma} {
+	for _, typ := range []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma} {
 		n := countArrivals(ArrivalConfig{Type: typ, Rate: 10000, Burstiness: 0.5}, 60, 11)
 		assert.InEpsilon(t, 600000, n, 0.01, typ)
 	}
 }
 
 func countArrivals(a ArrivalConfig, seconds float64, seed uint64) float64 {
-	o := newOpenLoop(a, newRand(seed))
+	o := NewOpenLoop(a, NewRand(seed))
 	n := 0
-	for o.next() < seconds {
+	for o.Next() < seconds {
 		n++
 	}
 	return float64(n)
@@ -177,7 +177,7 @@ func TestClosedLoopConcurrency(t *testing.T) {
 		think time.Duration
 		want  float64
 	}{{0, 10 * 60 / 0.5}, {500 * time.Millisecond, 10 * 60 / 1.0}} {
-		c := newClosedLoop(ArrivalConfig{Type: arrivalConcurrency, Concurrency: 10, ThinkTime: tc.think}, newRand(5))
+		c := NewClosedLoop(ArrivalConfig{Type: ArrivalConcurrency, Concurrency: 10, ThinkTime: tc.think}, NewRand(5))
 		n := 0
 		for {
 			at := c.next()
@@ -185,7 +185,7 @@ func TestClosedLoopConcurrency(t *testing.T) {
 				break
 			}
 			n++
-			c.done(at + 0.5)
+			c.Done(at + 0.5)
 		}
 		assert.InEpsilon(t, tc.want, float64(n), 0.03, "think %v", tc.think)
 	}

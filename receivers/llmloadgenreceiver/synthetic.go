@@ -17,10 +17,10 @@ import (
 // syntheticRunner generates traffic in synthetic mode. One goroutine owns the
 // generator, so a seed reproduces a run.
 type syntheticRunner struct {
-	l      *loadgen
+	l      *Run
 	cfg    *Config
-	tel    *telemetry
-	del    *deliverer
+	tel    *Telemetry
+	del    *Deliverer
 	obs    *receiverhelper.ObsReport
 	logger *zap.Logger
 	seed   uint64
@@ -36,8 +36,8 @@ type syntheticRunner struct {
 	rd     *renderer
 	ma     *metricsAgg
 	lb     *logsBuilder
-	open   *openLoop
-	closed *closedLoop
+	open   *OpenLoop
+	closed *ClosedLoop
 	origin int64 // unix nanoseconds of simulated time 0
 	paused time.Duration
 	// simClock is the latest simulated end so far.
@@ -46,7 +46,7 @@ type syntheticRunner struct {
 	issued      int64 // requests built
 	nextArrival float64
 	inBatch     int
-	outcomes    map[requestOutcome]int64
+	outcomes    map[RequestOutcome]int64
 	// counts holds the current batch's requests per scenario and outcome
 	// (index 2*scenario+failed); flush moves them into outcomes.
 	counts      []int64
@@ -65,23 +65,23 @@ type runTotals struct {
 	records  int64
 }
 
-func newSyntheticRunner(l *loadgen) (runner, error) {
-	tel, err := newTelemetry(l.set.TelemetrySettings, modeSynthetic)
+func newSyntheticRunner(l *Run) (runner, error) {
+	tel, err := NewTelemetry(l.Settings.TelemetrySettings, ModeSynthetic)
 	if err != nil {
 		return nil, err
 	}
 	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
-		ReceiverID: l.set.ID, Transport: "synthetic", LongLivedCtx: true, ReceiverCreateSettings: l.set,
+		ReceiverID: l.Settings.ID, Transport: "synthetic", LongLivedCtx: true, ReceiverCreateSettings: l.Settings,
 	})
 	if err != nil {
 		return nil, err
 	}
-	seed := l.cfg.Seed
+	seed := l.Config.Seed
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	del := &deliverer{bp: l.cfg.Backpressure, tel: tel, logger: l.set.Logger}
-	return &syntheticRunner{l: l, cfg: l.cfg, tel: tel, del: del, obs: obs, logger: l.set.Logger, seed: seed, now: time.Now}, nil
+	del := &Deliverer{Backpressure: l.Config.Backpressure, Tel: tel, Logger: l.Settings.Logger}
+	return &syntheticRunner{l: l, cfg: l.Config, tel: tel, del: del, obs: obs, logger: l.Settings.Logger, seed: seed, now: time.Now}, nil
 }
 
 func (s *syntheticRunner) Start(_ context.Context, _ component.Host) error {
@@ -113,20 +113,20 @@ func (s *syntheticRunner) Shutdown(ctx context.Context) error {
 func (s *syntheticRunner) init() {
 	cfg := s.cfg
 	s.gen = newGenerator(cfg, s.seed)
-	s.rd = newRenderer(cfg, s.gen, s.l.set.BuildInfo.Version)
+	s.rd = newRenderer(cfg, s.gen, s.l.Settings.BuildInfo.Version)
 	start := s.now()
-	if cfg.Timing == timingAFAP && cfg.StartTime != "" {
+	if cfg.Timing == TimingAFAP && cfg.StartTime != "" {
 		start, _ = time.Parse(time.RFC3339Nano, cfg.StartTime)
 	}
 	s.origin = start.UnixNano()
 	s.ma = newMetricsAgg(s.origin)
 	s.lb = newLogsBuilder(s.rd)
-	if cfg.Arrival.Type == arrivalConcurrency {
-		s.closed = newClosedLoop(cfg.Arrival, s.gen.rng)
+	if cfg.Arrival.Type == ArrivalConcurrency {
+		s.closed = NewClosedLoop(cfg.Arrival, s.gen.rng)
 	} else {
-		s.open = newOpenLoop(cfg.Arrival, s.gen.rng)
+		s.open = NewOpenLoop(cfg.Arrival, s.gen.rng)
 	}
-	s.outcomes = map[requestOutcome]int64{}
+	s.outcomes = map[RequestOutcome]int64{}
 	s.counts = make([]int64, 2*len(s.gen.scenarios))
 	s.lastReport, s.lastMetrics = s.now(), s.now()
 	s.nextArrival = s.arrival()
@@ -142,7 +142,7 @@ func (s *syntheticRunner) arrival() float64 {
 	if s.closed != nil {
 		t = s.closed.next()
 	} else {
-		t = s.open.next()
+		t = s.open.Next()
 	}
 	if s.cfg.Duration > 0 && t >= s.cfg.Duration.Seconds() {
 		return math.Inf(1)
@@ -156,20 +156,20 @@ func (s *syntheticRunner) issue(r *request) {
 	s.issued++
 	s.simClock = max(s.simClock, r.end)
 	if s.closed != nil {
-		s.closed.done(float64(r.end-s.origin) / 1e9)
+		s.closed.Done(float64(r.end-s.origin) / 1e9)
 	}
 	s.nextArrival = s.arrival()
 }
 
 // collect adds a finished request to the current batch of every attached signal.
 func (s *syntheticRunner) collect(r *request) {
-	if s.l.traces != nil {
+	if s.l.Traces != nil {
 		s.rd.render(r)
 	}
-	if s.l.metrics != nil {
+	if s.l.Metrics != nil {
 		s.ma.add(r)
 	}
-	if s.l.logs != nil && s.cfg.Logs.InferenceDetails {
+	if s.l.Logs != nil && s.cfg.Logs.InferenceDetails {
 		s.lb.add(r)
 	}
 	i := 2 * r.scenario
@@ -184,7 +184,7 @@ func (s *syntheticRunner) run(ctx context.Context) {
 	s.logger.Info("llm_loadgen synthetic generation started",
 		zap.String("timing", s.cfg.Timing), zap.String("semconv", s.cfg.Semconv),
 		zap.String("arrival", s.cfg.Arrival.Type), zap.Uint64("seed", s.seed))
-	if s.cfg.Timing == timingAFAP {
+	if s.cfg.Timing == TimingAFAP {
 		s.runAFAP(ctx)
 	} else {
 		s.runRealtime(ctx)
@@ -210,7 +210,7 @@ func (s *syntheticRunner) runAFAP(ctx context.Context) {
 		if s.inBatch >= s.cfg.BatchSize {
 			s.flush(ctx)
 			now := s.now()
-			if s.l.metrics != nil && now.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
+			if s.l.Metrics != nil && now.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
 				s.emitMetrics(ctx, r.end)
 				s.lastMetrics = now
 			}
@@ -226,7 +226,7 @@ func (s *syntheticRunner) runAFAP(ctx context.Context) {
 // less the time spent backing off (realtime), or the latest simulated end
 // (as_fast_as_possible).
 func (s *syntheticRunner) simNow() int64 {
-	if s.cfg.Timing == timingAFAP {
+	if s.cfg.Timing == TimingAFAP {
 		return max(s.simClock, s.origin)
 	}
 	return s.now().Add(-s.paused).UnixNano()
@@ -270,7 +270,7 @@ func (s *syntheticRunner) runRealtime(ctx context.Context) {
 		}
 		for len(pending) > 0 && pending[0].end <= now {
 			r := heap.Pop(&pending).(*request)
-			s.tel.lag.Record(ctx, float64(now-r.end)/1e9)
+			s.tel.Lag.Record(ctx, float64(now-r.end)/1e9)
 			s.collect(r)
 			free = append(free, r)
 			if s.inBatch >= s.cfg.BatchSize {
@@ -283,7 +283,7 @@ func (s *syntheticRunner) runRealtime(ctx context.Context) {
 			s.flush(ctx)
 			lastSend = wall
 		}
-		if s.l.metrics != nil && wall.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
+		if s.l.Metrics != nil && wall.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
 			s.emitMetrics(ctx, s.simNow())
 			s.lastMetrics = wall
 		}
@@ -323,11 +323,11 @@ func (s *syntheticRunner) dropPending(_ context.Context, inflightRequests int) {
 	ctx := context.Background() // the run's context is already canceled
 	if s.rd.spans > 0 {
 		s.totals.built += int64(s.rd.spans)
-		s.tel.dropped.Add(ctx, int64(s.rd.spans), s.tel.dropAttrs(signalTraces, dropShutdown))
+		s.tel.Dropped.Add(ctx, int64(s.rd.spans), s.tel.DropAttrs(SignalTraces, DropShutdown))
 		s.rd.reset()
 	}
 	if _, n := s.lb.take(); n > 0 {
-		s.tel.dropped.Add(ctx, int64(n), s.tel.dropAttrs(signalLogs, dropShutdown))
+		s.tel.Dropped.Add(ctx, int64(n), s.tel.DropAttrs(SignalLogs, DropShutdown))
 	}
 	s.inBatch = 0
 	clear(s.counts)
@@ -344,35 +344,35 @@ func (s *syntheticRunner) flush(ctx context.Context) {
 	}
 	for i, n := range s.counts {
 		if n > 0 {
-			o := requestOutcome{scenario: s.gen.scenarios[i/2].typ, outcome: "ok"}
+			o := RequestOutcome{Scenario: s.gen.scenarios[i/2].typ, Outcome: "ok"}
 			if i%2 == 1 {
-				o.outcome = "error"
+				o.Outcome = "error"
 			}
 			s.outcomes[o] += n
 		}
 	}
 	clear(s.counts)
-	s.tel.recordRequests(ctx, s.outcomes)
+	s.tel.RecordRequests(ctx, s.outcomes)
 	clear(s.outcomes)
 	s.totals.requests += int64(s.inBatch)
 	s.inBatch = 0
-	if s.l.traces != nil {
+	if s.l.Traces != nil {
 		td, n := s.rd.take()
 		s.totals.built += int64(n)
-		if n > 0 && s.send(ctx, signalTraces, n, func(ctx context.Context) error {
+		if n > 0 && s.send(ctx, SignalTraces, n, func(ctx context.Context) error {
 			octx := s.obs.StartTracesOp(ctx)
-			err := s.l.traces.ConsumeTraces(octx, td)
+			err := s.l.Traces.ConsumeTraces(octx, td)
 			s.obs.EndTracesOp(octx, metadata.Type.String(), n, err)
 			return err
 		}) {
 			s.totals.spans += int64(n)
 		}
 	}
-	if s.l.logs != nil {
+	if s.l.Logs != nil {
 		ld, n := s.lb.take()
-		if n > 0 && s.send(ctx, signalLogs, n, func(ctx context.Context) error {
+		if n > 0 && s.send(ctx, SignalLogs, n, func(ctx context.Context) error {
 			octx := s.obs.StartLogsOp(ctx)
-			err := s.l.logs.ConsumeLogs(octx, ld)
+			err := s.l.Logs.ConsumeLogs(octx, ld)
 			s.obs.EndLogsOp(octx, metadata.Type.String(), n, err)
 			return err
 		}) {
@@ -382,13 +382,13 @@ func (s *syntheticRunner) flush(ctx context.Context) {
 }
 
 func (s *syntheticRunner) emitMetrics(ctx context.Context, at int64) {
-	if s.l.metrics == nil {
+	if s.l.Metrics == nil {
 		return
 	}
 	md, n := s.ma.emit(s.rd, at)
-	if n > 0 && s.send(ctx, signalMetrics, n, func(ctx context.Context) error {
+	if n > 0 && s.send(ctx, SignalMetrics, n, func(ctx context.Context) error {
 		octx := s.obs.StartMetricsOp(ctx)
-		err := s.l.metrics.ConsumeMetrics(octx, md)
+		err := s.l.Metrics.ConsumeMetrics(octx, md)
 		s.obs.EndMetricsOp(octx, metadata.Type.String(), n, err)
 		return err
 	}) {
@@ -400,7 +400,7 @@ func (s *syntheticRunner) emitMetrics(ctx context.Context, at int64) {
 // simulated clock stands still while it backs off, so the generator slows
 // down instead of dropping.
 func (s *syntheticRunner) send(ctx context.Context, signal string, items int, consume func(context.Context) error) bool {
-	ok, waited := s.del.deliver(ctx, ctx, signal, items, consume)
+	ok, waited := s.del.Deliver(ctx, ctx, signal, items, consume)
 	s.paused += waited
 	return ok
 }
@@ -418,13 +418,13 @@ func (s *syntheticRunner) report(final bool) {
 	switch {
 	case math.IsInf(s.nextArrival, 1):
 	case s.closed != nil:
-		target = s.closed.prof.at(simT)
+		target = s.closed.prof.At(simT)
 	default:
-		target = s.open.prof.at(simT)
+		target = s.open.prof.At(simT)
 	}
 	ctx := context.Background()
-	s.tel.achieved.Record(ctx, achieved)
-	s.tel.targetRate.Record(ctx, target)
+	s.tel.Achieved.Record(ctx, achieved)
+	s.tel.TargetRate.Record(ctx, target)
 	msg := "llm_loadgen progress"
 	if final {
 		msg = "llm_loadgen finished"

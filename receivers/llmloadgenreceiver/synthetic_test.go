@@ -18,7 +18,7 @@ import (
 // afapConfig is a bounded, reproducible as_fast_as_possible configuration.
 func afapConfig(requests int64) *Config {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Timing = timingAFAP
+	cfg.Timing = TimingAFAP
 	cfg.Seed = 42
 	cfg.StartTime = "2026-11-29T12:00:00Z"
 	cfg.Requests = requests
@@ -30,7 +30,7 @@ func afapConfig(requests int64) *Config {
 // goroutine and returns the runner.
 func runSync(t testing.TB, cfg *Config, traces consumer.Traces, metrics consumer.Metrics, logs consumer.Logs) *syntheticRunner {
 	t.Helper()
-	l := &loadgen{cfg: cfg, set: receivertest.NewNopSettings(metadata.Type), traces: traces, metrics: metrics, logs: logs}
+	l := &Run{Config: cfg, Settings: receivertest.NewNopSettings(metadata.Type), Traces: traces, Metrics: metrics, Logs: logs}
 	r, err := newSyntheticRunner(l)
 	require.NoError(t, err)
 	s := r.(*syntheticRunner)
@@ -49,16 +49,16 @@ func TestAFAPBoundedRequestCount(t *testing.T) {
 
 func TestStartShutdownRealtimeEmits(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Arrival = ArrivalConfig{Type: arrivalConstant, Rate: 200}
+	cfg.Arrival = ArrivalConfig{Type: ArrivalConstant, Rate: 200}
 	cfg.Requests = 20
 	cfg.FlushInterval = 10 * time.Millisecond
 	// Short latencies so that the bounded run finishes quickly.
 	for i := range cfg.Models {
-		cfg.Models[i].TTFT = Distribution{Type: distConstant, Value: 0.005}
-		cfg.Models[i].ITL = Distribution{Type: distConstant, Value: 0.0001}
-		cfg.Models[i].OutputTokens = Distribution{Type: distConstant, Value: 5}
+		cfg.Models[i].TTFT = Distribution{Type: DistConstant, Value: 0.005}
+		cfg.Models[i].ITL = Distribution{Type: DistConstant, Value: 0.0001}
+		cfg.Models[i].OutputTokens = Distribution{Type: DistConstant, Value: 5}
 	}
-	cfg.Agent.ToolLatency = Distribution{Type: distConstant, Value: 0.001}
+	cfg.Agent.ToolLatency = Distribution{Type: DistConstant, Value: 0.001}
 	sink := &consumertest.TracesSink{}
 	f := NewFactory()
 	r, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
