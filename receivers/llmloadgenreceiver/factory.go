@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -22,17 +23,17 @@ func NewFactory() receiver.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return Default()
+	return config.Default()
 }
 
 func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	return acquire(set, cfg.(*Config), func(l *loadgen) { l.run.Traces = next })
+	return acquire(set, cfg.(*config.Config), func(l *instance) { l.run.Traces = next })
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-	return acquire(set, cfg.(*Config), func(l *loadgen) { l.run.Metrics = next })
+	return acquire(set, cfg.(*config.Config), func(l *instance) { l.run.Metrics = next })
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	return acquire(set, cfg.(*Config), func(l *loadgen) { l.run.Logs = next })
+	return acquire(set, cfg.(*config.Config), func(l *instance) { l.run.Logs = next })
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -19,12 +20,12 @@ func TestFactoryType(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig()
 	require.NoError(t, componenttest.CheckConfigStruct(cfg))
-	require.NoError(t, cfg.(*Config).Validate())
+	require.NoError(t, cfg.(*config.Config).Validate())
 }
 
 func TestLifecycle(t *testing.T) {
 	f := NewFactory()
-	cfg := f.CreateDefaultConfig().(*Config)
+	cfg := f.CreateDefaultConfig().(*config.Config)
 	set := receivertest.NewNopSettings(metadata.Type)
 
 	// Shutdown without Start.
@@ -50,5 +51,5 @@ func TestLifecycle(t *testing.T) {
 		require.NoError(t, lr.Shutdown(context.Background()))
 		require.NoError(t, lr.Shutdown(context.Background()))
 	}
-	require.Zero(t, loadgens.Len())
+	require.Zero(t, instances.Len())
 }

@@ -3,6 +3,7 @@ package llmloadgenreceiver
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -11,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/metadatatest"
+	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
@@ -34,13 +37,20 @@ func TestMetadata(t *testing.T) {
 // live those and its own) and checks that metadata.yaml documents the union
 // of what they created.
 func TestMetadataSelfMetrics(t *testing.T) {
-	mock := startMock(t, nil)
-	configs := map[string]*Config{
-		ModeSynthetic: afapConfig(5),
-		ModeLive:      liveConfig(mock.URL(), 2, 50),
-	}
+	mock, err := mockllm.New(mockllm.DefaultConfig())
+	require.NoError(t, err)
+	require.NoError(t, mock.Start("127.0.0.1:0"))
+	t.Cleanup(func() { _ = mock.Close() })
+	synthetic := createDefaultConfig().(*Config)
+	synthetic.Timing, synthetic.Requests, synthetic.ProgressInterval = config.TimingAFAP, 5, 0
+	live := createDefaultConfig().(*Config)
+	live.Mode, live.Requests, live.ProgressInterval = config.ModeLive, 2, 0
+	live.Arrival = config.ArrivalConfig{Type: config.ArrivalConstant, Rate: 50}
+	live.Live.Client.Endpoint = mock.URL() + "/v1"
+	live.Live.DrainTimeout = 5 * time.Second
+	configs := map[string]*config.Config{config.ModeSynthetic: synthetic, config.ModeLive: live}
 	var created []metadatatest.Instrument
-	for _, mode := range allowedModes {
+	for _, mode := range config.Modes {
 		cfg, ok := configs[mode]
 		require.Truef(t, ok, "mode %q has no configuration in this test: add one so that its instruments are checked", mode)
 		require.NoError(t, cfg.Validate())

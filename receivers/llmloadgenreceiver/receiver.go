@@ -9,9 +9,13 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/sharedcomponent"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/live"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/loadgen"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/synthetic"
 )
 
-// runner is one mode's traffic source. A loadgen starts its runner once,
+// runner is one mode's traffic source. An instance starts its runner once,
 // however many signals it serves, and shuts it down once.
 type runner interface {
 	Start(ctx context.Context, host component.Host) error
@@ -19,42 +23,42 @@ type runner interface {
 }
 
 // newRunner builds the runner of the configured mode.
-func newRunner(run *Run) (runner, error) {
+func newRunner(run *loadgen.Run) (runner, error) {
 	switch run.Config.Mode {
-	case ModeSynthetic:
-		return newSyntheticRunner(run)
-	case ModeLive:
-		return newLiveRunner(run)
+	case config.ModeSynthetic:
+		return synthetic.New(run)
+	case config.ModeLive:
+		return live.New(run)
 	}
 	return nil, fmt.Errorf("llm_loadgen: mode %q is not available in this build", run.Config.Mode)
 }
 
-// loadgen is one configured llm_loadgen receiver. The collector creates it
+// instance is one configured llm_loadgen receiver. The collector creates it
 // once per signal (traces, metrics, logs); all of them share this instance so
 // that the metrics and logs describe the same requests as the traces.
-type loadgen struct {
+type instance struct {
 	// run is handed to the runner; its next consumers are set under mu
 	// before Start, one per signal a pipeline takes.
-	run Run
+	run loadgen.Run
 
 	mu     sync.Mutex
 	runner runner // set by Start
 }
 
-// loadgens holds one loadgen per configuration (internal/sharedcomponent).
-var loadgens = sharedcomponent.NewMap[*Config, *loadgen]()
+// instances holds one instance per configuration (internal/sharedcomponent).
+var instances = sharedcomponent.NewMap[*config.Config, *instance]()
 
 // handle is what the collector sees for one signal. All signals of one
-// configuration share one reference to the loadgen, so the first signal's
+// configuration share one reference to the instance, so the first signal's
 // Shutdown stops the generator (the collector shuts all of them down
 // together) and later ones do nothing.
 type handle struct {
-	*sharedcomponent.Component[*loadgen]
-	l *loadgen
+	*sharedcomponent.Component[*instance]
+	l *instance
 }
 
-func acquire(set receiver.Settings, cfg *Config, attach func(*loadgen)) (*handle, error) {
-	c, err := loadgens.LoadOrStore(cfg, func() (*loadgen, error) { return &loadgen{run: Run{Config: cfg, Settings: set}}, nil })
+func acquire(set receiver.Settings, cfg *config.Config, attach func(*instance)) (*handle, error) {
+	c, err := instances.LoadOrStore(cfg, func() (*instance, error) { return &instance{run: loadgen.Run{Config: cfg, Settings: set}}, nil })
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +70,7 @@ func acquire(set receiver.Settings, cfg *Config, attach func(*loadgen)) (*handle
 }
 
 // Start starts the generator; the registry calls it once for all signals.
-func (l *loadgen) Start(ctx context.Context, host component.Host) error {
+func (l *instance) Start(ctx context.Context, host component.Host) error {
 	l.mu.Lock()
 	run := l.run
 	l.mu.Unlock()
@@ -85,7 +89,7 @@ func (l *loadgen) Start(ctx context.Context, host component.Host) error {
 
 // Shutdown stops the generator; the registry calls it once, and only after
 // a successful Start.
-func (l *loadgen) Shutdown(ctx context.Context) error {
+func (l *instance) Shutdown(ctx context.Context) error {
 	l.mu.Lock()
 	r := l.runner
 	l.mu.Unlock()

@@ -1,0 +1,588 @@
+// Package live is llm_loadgen's live mode: streaming load against an
+// OpenAI-compatible endpoint, with TTFT, ITL, TPOT and E2E measured per SSE
+// event from each request's scheduled send time.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/loadgen"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
+)
+
+// Runner drives load against an OpenAI-compatible endpoint. Requests
+// are scheduled by the arrival process (open loop: each has a scheduled send
+// time, and every latency is measured from it, so a slow server or a full
+// concurrency cap shows up as latency instead of silently lowering the
+// rate) or by virtual users (closed loop).
+type Runner struct {
+	l      *loadgen.Run
+	cfg    *config.Config
+	lc     *config.LiveConfig
+	tel    *loadgen.Telemetry
+	del    *loadgen.Deliverer
+	obs    *receiverhelper.ObsReport
+	logger *zap.Logger
+	seed   uint64
+	runID  string
+
+	client       *liveClient
+	prompts      *promptBuilder
+	dataset      *dataset.Index       // nil without live.dataset
+	workloadLine string               // the prompt source (dataset, trace, shared prefixes), for the console
+	trace        *dataset.TraceReader // nil without live.trace
+	shared       *sharedPrefixes      // nil without live.prompt.shared_prefix
+	groupRand    *rand.Rand           // draws each request's group (under inMu)
+	inMu         sync.Mutex
+	inputs       loadgen.Sampler
+	idMu         sync.Mutex
+	idRand       *rand.Rand
+
+	sem      chan struct{}
+	queued   atomic.Int64
+	seq      atomic.Int64
+	issued   atomic.Int64
+	sessions atomic.Int64 // sessions started (live.session)
+	results  chan *liveResult
+	onResult func(*liveResult) // sweep bookkeeping; nil otherwise
+
+	stopIssue context.CancelFunc // stops the scheduler
+	reqCtx    context.Context    // cancelled to abort requests in flight
+	cancelReq context.CancelFunc
+	inflight  sync.WaitGroup
+	schedDone chan struct{}
+	outDone   chan struct{}
+
+	version  string
+	summary  liveSummary
+	progress liveProgress
+	console  io.Writer // where progress_output console prints; standard output
+
+	// Sharding (shard.go): this process's part of the run's schedule.
+	plan     loadgen.ShardPlan
+	sched    *loadgen.ScheduleStats
+	step     int       // sweep step being scheduled
+	readyAt  time.Time // arrivals scheduled before it (less SkipSlack) are skipped
+	requests int64     // this shard's share of the run's request bound
+
+	// concurrencyCap is the in-flight bound now: the closed loop's virtual
+	// users, else live.max_concurrency (0: none).
+	concurrencyCap atomic.Int64
+
+	// Sweep outcome, set before the run's results channel closes.
+	sweepKnee      float64
+	sweepStoppedBy string
+	sweepUpper     float64 // bisect: the smallest failing rate (0: none)
+}
+
+// New prepares a live run against live.endpoint; Start begins it.
+func New(l *loadgen.Run) (*Runner, error) {
+	tel, err := loadgen.NewTelemetry(l.Settings.TelemetrySettings, config.ModeLive)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID: l.Settings.ID, Transport: "http", LongLivedCtx: true, ReceiverCreateSettings: l.Settings,
+	})
+	if err != nil {
+		return nil, err
+	}
+	seed := loadgen.GlobalSeed(l.Config)
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	plan, err := loadgen.NewShardPlan(l.Config, seed)
+	if err != nil {
+		return nil, err
+	}
+	lc := &l.Config.Live
+	r := &Runner{
+		l: l, cfg: l.Config, lc: lc, tel: tel, obs: obs, logger: l.Settings.Logger, seed: seed,
+		del:     &loadgen.Deliverer{Backpressure: l.Config.Backpressure, Tel: tel, Logger: l.Settings.Logger, Retries: loadgen.LiveRetries},
+		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
+		version: l.Settings.BuildInfo.Version,
+		plan:    plan, sched: loadgen.NewScheduleStats(), requests: plan.Share(l.Config.Requests),
+		console: os.Stdout,
+	}
+	if plan.Identified() {
+		r.runID = plan.RunID + "-" + strconv.Itoa(plan.Index)
+	}
+	rng := loadgen.NewRand(plan.LocalSeed())
+	r.inputs = loadgen.NewSampler(lc.Prompt.InputTokens, rng.Source)
+	r.idRand = rand.New(rand.NewPCG(plan.LocalSeed()^0x5bd1e995, uint64(time.Now().UnixNano())))
+	r.prompts = newPromptBuilder(lc, r.runID)
+	if err := r.prompts.useTokenizer(); err != nil {
+		return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
+	}
+	if r.shared = newSharedPrefixes(lc, r.runID); r.shared != nil {
+		for _, g := range r.shared.groups {
+			if err := g.shareTokenizer(r.prompts); err != nil {
+				return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
+			}
+		}
+		r.groupRand = rand.New(rand.NewPCG(plan.LocalSeed()^0x2545f4914f6cdd1d, plan.LocalSeed()))
+		r.workloadLine = fmt.Sprintf("llm_loadgen: shared prefixes: %d groups, each a %d-token system prompt (estimated at 4 bytes per token), drawn with the seed",
+			len(r.shared.groups), r.shared.tokens)
+	}
+	return r, nil
+}
+
+// httpClient builds the client from the confighttp settings, tuned for
+// load: idle connections per host at least the concurrency, no response
+// compression, no whole-request timeout, and no instrumentation of its own
+// (the receiver writes the client span and the traceparent itself).
+func (r *Runner) httpClient(ctx context.Context, host component.Host) (*http.Client, error) {
+	cc := r.lc.Client
+	idle := r.lc.MaxConcurrency
+	if idle == 0 {
+		idle = 4096
+	}
+	ka := confighttp.NewDefaultKeepaliveClientConfig()
+	ka.MaxIdleConns = 0 // no global limit
+	ka.MaxIdleConnsPerHost = idle
+	cc.Keepalive = configoptional.Some(ka)
+	cc.Timeout = 0
+	set := r.l.Settings.TelemetrySettings
+	set.TracerProvider = nil // no otelhttp wrapper: it would replace our traceparent
+	var ext map[component.ID]component.Component
+	if host != nil {
+		ext = host.GetExtensions()
+	}
+	c, err := cc.ToClient(ctx, ext, set)
+	if err != nil {
+		return nil, fmt.Errorf("live.client: %w", err)
+	}
+	// Timeouts are per phase (live.timeouts); redirects are errors for an API.
+	c.Timeout = 0
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c, nil
+}
+
+func (r *Runner) Start(ctx context.Context, host component.Host) error {
+	hc, err := r.httpClient(ctx, host)
+	if err != nil {
+		return err
+	}
+	if err := r.openDataset(); err != nil {
+		return err
+	}
+	if err := r.openTrace(); err != nil { // live.trace and live.dataset exclude each other
+		return err
+	}
+	path := "/chat/completions"
+	if r.lc.Operation == config.LiveOpText {
+		path = "/completions"
+	}
+	r.client = &liveClient{cfg: r.lc, client: hc, url: strings.TrimRight(r.lc.Client.Endpoint, "/") + path,
+		keepTimes: r.lc.ChunkEvents == config.ChunkEventsAll}
+	if key := string(r.lc.APIKey); key != "" {
+		r.client.auth = "Bearer " + key
+	}
+	if r.lc.MaxConcurrency > 0 {
+		r.sem = make(chan struct{}, r.lc.MaxConcurrency)
+	}
+	r.results = make(chan *liveResult, 4096)
+	r.reqCtx, r.cancelReq = context.WithCancel(context.Background())
+	schedCtx, stop := context.WithCancel(context.Background())
+	r.stopIssue = stop
+	r.schedDone = make(chan struct{})
+	r.outDone = make(chan struct{})
+	now := time.Now()
+	start := r.plan.Begin(now)
+	r.readyAt = now
+	var console io.Writer
+	if r.cfg.ProgressOutput == config.ProgressConsole {
+		console = r.console
+	}
+	r.progress.init(console, start, r.cfg.Arrival)
+	out := newLiveRenderer(r.lc, r.version, now)
+	out.tokenizer = r.prompts.tokenizerName()
+	out.plan = r.plan
+	out.reset(r.version)
+	go func() {
+		defer close(r.outDone)
+		r.output(out)
+	}()
+	go func() {
+		defer close(r.schedDone)
+		r.logger.Info("llm_loadgen live run started",
+			zap.String("endpoint", r.client.url), zap.String("model", r.lc.Model),
+			zap.String("arrival", r.cfg.Arrival.Type), zap.Int("max_concurrency", r.lc.MaxConcurrency),
+			zap.Uint64("seed", r.seed), zap.String("run_id", r.plan.RunID), zap.Int("shard_index", r.plan.Index),
+			zap.Int("shard_count", r.plan.Count), zap.Time("start_at", start))
+		r.progress.print(fmt.Sprintf("llm_loadgen: live load against %s, model %s: %s", r.client.url, r.lc.Model,
+			describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
+		if r.workloadLine != "" {
+			r.progress.print(r.workloadLine)
+		}
+		if name := r.prompts.tokenizerName(); name != "" && r.dataset == nil && r.trace == nil {
+			r.progress.print("llm_loadgen: prompts built to exact token counts of their contents under " + name +
+				" (the server's chat template adds its own tokens)")
+		}
+		r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
+		switch {
+		case !r.plan.WaitStart(schedCtx):
+		case r.trace != nil:
+			r.runTrace(schedCtx, start)
+		case r.lc.Sweep.StepDuration > 0:
+			r.runSweep(schedCtx)
+		case r.cfg.Arrival.Type == config.ArrivalConcurrency:
+			r.runClosed(schedCtx, start)
+		default:
+			r.runOpen(schedCtx, r.cfg.Arrival, start, r.cfg.Duration)
+		}
+		r.inflight.Wait()
+		close(r.results)
+	}()
+	return nil
+}
+
+// Shutdown stops scheduling, lets requests in flight finish for up to
+// live.drain_timeout (bounded by ctx), cancels the rest, and flushes their
+// telemetry.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	if r.stopIssue == nil {
+		return nil
+	}
+	r.stopIssue()
+	drain := time.NewTimer(r.lc.DrainTimeout)
+	defer drain.Stop()
+	select {
+	case <-r.schedDone:
+	case <-drain.C:
+	case <-ctx.Done():
+	}
+	r.cancelReq()
+	var err error
+	select {
+	case <-r.schedDone:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	select {
+	case <-r.outDone:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	r.client.client.CloseIdleConnections()
+	if r.dataset != nil {
+		err = errors.Join(err, r.dataset.Close())
+	}
+	if r.trace != nil {
+		err = errors.Join(err, r.trace.Close())
+	}
+	return err
+}
+
+// ticket reserves the next request of the run; false once the run's
+// request bound is reached.
+func (r *Runner) ticket() bool {
+	n := r.issued.Add(1)
+	return r.cfg.Requests == 0 || n <= r.requests
+}
+
+// runOpen issues requests at the arrival process's times until the duration
+// (0: unbounded) or the request bound is reached, or ctx ends.
+func (r *Runner) runOpen(ctx context.Context, a config.ArrivalConfig, start time.Time, duration time.Duration) {
+	r.idMu.Lock()
+	src := loadgen.NewRand(r.idRand.Uint64())
+	r.idMu.Unlock()
+	o := r.plan.Arrivals(a, r.step, src)
+	prof := loadgen.NewProfile(a) // the run's offered rate over time, for the target-rate attribute
+	pc := r.newPacer()
+	defer pc.close()
+	// Arrivals due before the runner could send them (a shard started after
+	// start_at, or a sweep step that began while the last one drained) are
+	// skipped; arrivals the scheduler merely wakes up late for are sent late.
+	begin := r.readyAt.Add(-loadgen.SkipSlack)
+	for {
+		t := o.Next()
+		if math.IsInf(t, 1) || (duration > 0 && t >= duration.Seconds()) {
+			return
+		}
+		if !r.ticket() {
+			return
+		}
+		sched := start.Add(time.Duration(t * float64(time.Second)))
+		send, ok := r.waitFor(ctx, pc, sched, begin)
+		if !ok {
+			return
+		}
+		if !send {
+			continue
+		}
+		r.inflight.Add(1)
+		rate := prof.At(t)
+		go func() {
+			defer r.inflight.Done()
+			if r.lc.Session.Turns > 0 {
+				r.runSession(ctx, sched, rate)
+				return
+			}
+			r.request(sched, rate, nil)
+		}()
+	}
+}
+
+// waitFor sleeps until sched. It returns send false for an arrival due
+// before the schedule began (a late start: skipped and counted, never sent
+// in a burst to catch up), and ok false when ctx ended; an arrival the
+// scheduler merely woke up late for is sent late, its lag recorded.
+func (r *Runner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time) (send, ok bool) {
+	if sched.Before(begin) {
+		late := time.Since(sched).Seconds()
+		r.sched.Skip(late)
+		r.tel.Live.Lag.Record(context.Background(), late)
+		r.tel.Live.NotSent.Add(context.Background(), 1, loadgen.ReasonAttrs(loadgen.ReasonLateStart))
+		return false, true
+	}
+	if !pc.wait(ctx, sched) {
+		return false, false
+	}
+	lag := time.Since(sched).Seconds()
+	r.tel.Live.Lag.Record(context.Background(), lag)
+	r.sched.Record(lag)
+	return true, true
+}
+
+// pacer waits for each arrival's time: asleep until Spin before it, on a
+// timerfd (Linux; the kernel's timer, woken within microseconds) or the Go
+// runtime's timer (woken within about a millisecond: its poller waits in
+// whole milliseconds), then on the clock. BenchmarkPacer measures both.
+type pacer struct {
+	timer *time.Timer
+	tf    *timerfd // nil: the runtime's timer
+	spin  time.Duration
+}
+
+func (r *Runner) newPacer() *pacer {
+	p := &pacer{timer: time.NewTimer(time.Hour), spin: r.lc.Pacer.Spin}
+	if r.lc.Pacer.Clock == config.PacerTimerfd {
+		tf, err := newTimerfd()
+		if err != nil {
+			r.logger.Warn("llm_loadgen: no timerfd; the open-loop schedule waits on the runtime's timer (about a millisecond late)", zap.Error(err))
+		}
+		p.tf = tf
+	}
+	return p
+}
+
+func (p *pacer) close() {
+	p.timer.Stop()
+	if p.tf != nil {
+		p.tf.close()
+	}
+}
+
+// timerfdSlice bounds one timerfd sleep, so that a cancelled run is seen
+// within it.
+const timerfdSlice = 20 * time.Millisecond
+
+// wait returns at sched; false when ctx ended first.
+func (p *pacer) wait(ctx context.Context, sched time.Time) bool {
+	for d := time.Until(sched) - p.spin; d > 0; d = time.Until(sched) - p.spin {
+		if p.tf == nil {
+			p.timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-p.timer.C:
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if err := p.tf.sleep(min(d, timerfdSlice)); err != nil {
+			p.tf.close()
+			p.tf = nil // the runtime's timer from here on
+		}
+	}
+	for n := 0; time.Now().Before(sched); n++ {
+		if n&1023 == 1023 && ctx.Err() != nil {
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// runClosed runs virtual users: each sends a request, waits for it to end,
+// thinks, and sends the next. The number of users follows the arrival
+// profile (concurrency and stages), checked every 100 ms.
+func (r *Runner) runClosed(ctx context.Context, start time.Time) {
+	prof := loadgen.NewProfile(r.cfg.Arrival)
+	var target atomic.Int64
+	var users sync.WaitGroup
+	active := 0
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	userCtx, stopUsers := context.WithCancel(ctx)
+	defer func() {
+		stopUsers()
+		users.Wait()
+	}()
+	exhausted := make(chan struct{})
+	var once sync.Once
+	for {
+		elapsed := time.Since(start)
+		if r.cfg.Duration > 0 && elapsed >= r.cfg.Duration {
+			return
+		}
+		want := r.plan.Share(int64(math.Floor(prof.At(elapsed.Seconds()) + 1e-9)))
+		target.Store(want)
+		r.concurrencyCap.Store(want)
+		for ; int64(active) < want; active++ {
+			id := active
+			users.Add(1)
+			r.idMu.Lock()
+			thinkSeed := r.idRand.Uint64()
+			r.idMu.Unlock()
+			go func() {
+				defer users.Done()
+				r.user(userCtx, id, &target, thinkSeed, func() { once.Do(func() { close(exhausted) }) })
+			}()
+		}
+		if int64(active) > want {
+			active = int(want) // users above the target retire on their own
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-exhausted:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *Runner) user(ctx context.Context, id int, target *atomic.Int64, seed uint64, exhausted func()) {
+	rng := rand.New(rand.NewPCG(seed, uint64(id)))
+	think := r.cfg.Arrival.ThinkTime
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for ctx.Err() == nil && int64(id) < target.Load() {
+		if !r.ticket() {
+			exhausted()
+			return
+		}
+		r.inflight.Add(1)
+		if r.lc.Session.Turns > 0 {
+			r.runSession(ctx, time.Now(), 0)
+		} else {
+			r.request(time.Now(), 0, nil)
+		}
+		r.inflight.Done()
+		if think > 0 {
+			timer.Reset(time.Duration(rng.ExpFloat64() * float64(think)))
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+	}
+}
+
+// output renders results and sends them to the next consumers in batches.
+func (r *Runner) output(rd *liveRenderer) {
+	ctx := context.Background()
+	flush := time.NewTicker(r.cfg.FlushInterval)
+	defer flush.Stop()
+	metricsTick := time.NewTicker(r.cfg.Metrics.Interval)
+	defer metricsTick.Stop()
+	var progress <-chan time.Time
+	if r.progress.out != nil {
+		t := time.NewTicker(r.cfg.ProgressInterval)
+		defer t.Stop()
+		progress = t.C
+	}
+	for {
+		select {
+		case res, ok := <-r.results:
+			if !ok {
+				r.flushTraces(ctx, rd)
+				r.flushMetrics(ctx, rd)
+				r.summary.log(r.logger, true)
+				r.progress.print(r.summary.describe())
+				return
+			}
+			r.summary.add(res)
+			r.progress.add(res)
+			if r.l.Traces != nil {
+				rd.render(res)
+			}
+			if r.l.Metrics != nil {
+				rd.agg.add(res)
+			}
+			if rd.n >= r.cfg.BatchSize {
+				r.flushTraces(ctx, rd)
+			}
+		case <-flush.C:
+			r.flushTraces(ctx, rd)
+		case <-metricsTick.C:
+			r.flushMetrics(ctx, rd)
+			r.summary.log(r.logger, false)
+		case now := <-progress:
+			r.progress.print(r.progress.line(now))
+		}
+	}
+}
+
+func (r *Runner) flushTraces(ctx context.Context, rd *liveRenderer) {
+	if rd.n == 0 || r.l.Traces == nil {
+		return
+	}
+	td, n := rd.take(r.version)
+	r.deliver(ctx, loadgen.SignalTraces, n, func(ctx context.Context) error {
+		octx := r.obs.StartTracesOp(ctx)
+		err := r.l.Traces.ConsumeTraces(octx, td)
+		r.obs.EndTracesOp(octx, metadata.Type.String(), n, err)
+		return err
+	})
+}
+
+func (r *Runner) flushMetrics(ctx context.Context, rd *liveRenderer) {
+	if r.l.Metrics == nil {
+		return
+	}
+	now := time.Now()
+	md, n := rd.agg.emit(now, r.version)
+	if r.plan.Identified() {
+		n += r.sched.AppendTo(md, rd.agg.start.AsTime(), now)
+	}
+	if n == 0 {
+		return
+	}
+	r.deliver(ctx, loadgen.SignalMetrics, n, func(ctx context.Context) error {
+		octx := r.obs.StartMetricsOp(ctx)
+		err := r.l.Metrics.ConsumeMetrics(octx, md)
+		r.obs.EndMetricsOp(octx, metadata.Type.String(), n, err)
+		return err
+	})
+}
+
+// deliver hands data to the next consumer (delivery.go): measurements are
+// already taken, so waiting costs no accuracy; teardown ends the waiting.
+func (r *Runner) deliver(ctx context.Context, signal string, items int, consume func(context.Context) error) {
+	r.del.Deliver(ctx, r.reqCtx, signal, items, consume)
+}

@@ -1,0 +1,62 @@
+package live
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Events keep the idle phase alive without resetting the timer; silence for
+// the idle timeout cancels with the idle cause.
+func TestPhaseTimerIdleTouch(t *testing.T) {
+	const idle = 60 * time.Millisecond
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	pt := newPhaseTimer(cancel, idle)
+	defer pt.stop()
+	pt.arm(idle, phaseIdle)
+	// Events every 10 ms for 4 idle timeouts: no cancellation.
+	for end := time.Now().Add(4 * idle); time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+		pt.touch(time.Now())
+		require.NoError(t, ctx.Err(), "cancelled while events kept coming")
+	}
+	last := time.Now()
+	pt.touch(last)
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a silent stream was not cancelled")
+	}
+	assert.ErrorIs(t, context.Cause(ctx), errIdleTimeout)
+	assert.GreaterOrEqual(t, time.Since(last), idle)
+}
+
+// Arming a phase moves the deadline and names the phase that expires; stop
+// disarms.
+func TestPhaseTimerPhases(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	pt := newPhaseTimer(cancel, time.Hour)
+	pt.arm(20*time.Millisecond, phaseConnect)
+	pt.arm(80*time.Millisecond, phaseTTFT) // before connect expired
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("TTFT timeout did not fire")
+	}
+	assert.ErrorIs(t, context.Cause(ctx), errTTFTTimeout)
+	assert.GreaterOrEqual(t, time.Since(start), 70*time.Millisecond)
+
+	ctx2, cancel2 := context.WithCancelCause(context.Background())
+	defer cancel2(nil)
+	pt2 := newPhaseTimer(cancel2, time.Hour)
+	pt2.arm(10*time.Millisecond, phaseConnect)
+	pt2.stop()
+	time.Sleep(50 * time.Millisecond)
+	assert.NoError(t, ctx2.Err(), "a stopped timer cancelled")
+}

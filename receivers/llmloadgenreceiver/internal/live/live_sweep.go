@@ -1,0 +1,218 @@
+package live
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
+	"go.uber.org/zap"
+)
+
+// sweepStep is the tally of one rate step.
+type sweepStep struct {
+	rate      float64
+	sent      int64
+	completed int64 // finished without error
+	good      int64 // completed and within every SLO bound
+}
+
+// runSweep steps the open-loop rate from start_rate by step_rate up to
+// max_rate, each step lasting step_duration, and stops at the first step
+// whose share of good requests falls below min_good_ratio (SLO broken) or
+// whose completed rate (over the step and the drain of its last requests)
+// falls below saturation_ratio of the rate it offered (saturation), or, with
+// sweep.server, during which the server's own metrics showed saturation
+// (kv_cache_full, preemptions, queue_growing). The knee is the last rate
+// that passed.
+func (r *Runner) runSweep(ctx context.Context) {
+	sw := r.lc.Sweep
+	var mu sync.Mutex
+	var cur *sweepStep
+	r.onResult = func(res *liveResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		if cur == nil {
+			return
+		}
+		cur.sent++
+		if res.ErrorType != "" {
+			return
+		}
+		cur.completed++
+		if (sw.TTFT <= 0 || res.ttft() <= sw.TTFT) && (sw.TPOT <= 0 || res.tpot() <= sw.TPOT) && (sw.E2E <= 0 || res.e2e() <= sw.E2E) {
+			cur.good++
+		}
+	}
+	knee := 0.0
+	verdict := "max_rate_reached"
+	watch := newServerWatch(sw.Server, &r.tel.Live, r.logger)
+	plan := newSweepPlan(sw)
+	for k := 0; ctx.Err() == nil; k++ {
+		rate, ok := plan.rate()
+		if !ok {
+			break
+		}
+		step := &sweepStep{rate: rate}
+		mu.Lock()
+		cur = step
+		mu.Unlock()
+		a := r.cfg.Arrival
+		a.Rate, a.Stages = rate, nil
+		// Sharded runs step in lock-step: step k starts at start_at + k·step_duration
+		// on every shard, whenever the previous step's requests ended.
+		stepStart := time.Now()
+		if !r.plan.StartAt.IsZero() {
+			stepStart = r.plan.StartAt.Add(time.Duration(k) * sw.StepDuration)
+		}
+		r.step = k
+		if k > 0 {
+			r.readyAt = time.Now()
+		}
+		stopWatch := r.watchServer(ctx, watch)
+		r.runOpen(ctx, a, stepStart, sw.StepDuration)
+		// The step's verdict needs its requests' outcomes.
+		r.inflight.Wait()
+		stopWatch()
+		wall := time.Since(stepStart).Seconds()
+		mu.Lock()
+		s := *step
+		cur = nil
+		mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if s.sent == 0 {
+			r.logStep(s, wall, 0)
+			plan.skip()
+			continue
+		}
+		v := r.stepVerdict(s, wall, watch)
+		if v != "" {
+			verdict = v
+		} else {
+			knee = max(knee, rate)
+		}
+		plan.result(v == "")
+	}
+	if plan.bisect {
+		r.sweepUpper = plan.hi
+		r.logger.Info("llm_loadgen live sweep: the largest rate that meets the SLO lies in an interval",
+			zap.Float64("passed_rate", plan.lo), zap.Float64("failed_rate", plan.hi), zap.Float64("tolerance", sw.Tolerance))
+	}
+	r.sweepKnee, r.sweepStoppedBy = knee, verdict
+	r.tel.Live.Knee.Record(context.Background(), knee)
+	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
+}
+
+// stepVerdict judges a finished step over wall seconds (the step and the
+// drain of its last requests): "slo_broken", "saturated", a server signal
+// of sweep.server, or "" when it passed.
+func (r *Runner) stepVerdict(s sweepStep, wall float64, watch *serverWatch) string {
+	sw := r.lc.Sweep
+	goodRatio := float64(s.good) / float64(s.sent)
+	r.logStep(s, wall, goodRatio)
+	// The endpoint keeps up when requests complete (over the step and the
+	// drain of its last requests) about as fast as they were offered.
+	offered := float64(s.sent) / sw.StepDuration.Seconds()
+	switch {
+	case goodRatio < sw.MinGoodRatio:
+		return "slo_broken"
+	case float64(s.completed)/wall < sw.SaturationRatio*offered:
+		return "saturated"
+	}
+	if watch != nil {
+		if v, why := watch.verdict(); v != "" {
+			r.logger.Info("llm_loadgen live sweep: the server saturated", zap.Float64("rate", s.rate), zap.String("signal", v), zap.String("detail", why))
+			return v
+		}
+	}
+	return ""
+}
+
+func (r *Runner) logStep(s sweepStep, wall, goodRatio float64) {
+	r.logger.Info("llm_loadgen live sweep step",
+		zap.Float64("rate", s.rate), zap.Int64("sent", s.sent), zap.Int64("completed", s.completed),
+		zap.Int64("good", s.good), zap.Float64("good_ratio", goodRatio),
+		zap.Float64("offered_per_s", float64(s.sent)/r.lc.Sweep.StepDuration.Seconds()), zap.Float64("completed_per_s", float64(s.completed)/wall))
+}
+
+// watchServer scrapes the server during one step, until the returned
+// function is called; a no-op without sweep.server.
+func (r *Runner) watchServer(ctx context.Context, w *serverWatch) func() {
+	if w == nil {
+		return func() {}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.watch(wctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// sweepPlan is the order of a sweep's rates: steps from start_rate by
+// step_rate until a step fails or max_rate passes; or, with search:
+// bisect, start_rate, then max_rate, then the middle of the largest passing
+// and the smallest failing rate until they are tolerance apart.
+type sweepPlan struct {
+	bisect                bool
+	start, step, max, tol float64
+	next                  float64
+	lo, hi                float64 // bisect: the largest passing and the smallest failing rate (0: none yet)
+	done                  bool
+}
+
+func newSweepPlan(sw config.LiveSweepConfig) *sweepPlan {
+	return &sweepPlan{bisect: sw.Search == config.SweepBisect, start: sw.StartRate, step: sw.StepRate, max: sw.MaxRate,
+		tol: sw.Tolerance, next: sw.StartRate}
+}
+
+// rate is the next rate to offer; false when the sweep is over.
+func (p *sweepPlan) rate() (float64, bool) {
+	if p.done || p.next > p.max+1e-9 {
+		return 0, false
+	}
+	return p.next, true
+}
+
+// skip moves past a step that sent nothing (its rate offered no arrival in
+// the step): stepping goes on, a bisection takes it as passed.
+func (p *sweepPlan) skip() {
+	if p.bisect {
+		p.result(true)
+		return
+	}
+	p.next += p.step
+}
+
+// result records whether the rate just offered passed.
+func (p *sweepPlan) result(passed bool) {
+	r := p.next
+	if !p.bisect {
+		p.done = !passed
+		p.next += p.step
+		return
+	}
+	if passed {
+		p.lo = r
+	} else {
+		p.hi = r
+	}
+	switch {
+	case r == p.start && !passed:
+		p.done = true // even the lowest rate fails
+	case r == p.start:
+		p.next = p.max
+	case p.hi == 0:
+		p.done = true // max_rate passed
+	case p.hi-p.lo <= p.tol:
+		p.done = true
+	default:
+		p.next = (p.lo + p.hi) / 2
+	}
+}

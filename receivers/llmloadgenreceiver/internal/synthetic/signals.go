@@ -1,0 +1,240 @@
+package synthetic
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
+)
+
+// EventInferenceDetails is the GenAI event the receiver emits per model call.
+const EventInferenceDetails = "gen_ai.client.inference.operation.details"
+
+// seriesKey identifies one metric series (besides the token type).
+type seriesKey struct {
+	res   int
+	model *modelState
+	op    op
+	err   string
+}
+
+type series struct {
+	duration genai.ExplicitHistogram
+	ttft     genai.ExplicitHistogram
+	inTok    genai.ExplicitHistogram
+	outTok   genai.ExplicitHistogram
+	inSum    int64
+	outSum   int64
+}
+
+// metricsAgg accumulates the GenAI client metrics of every emitted request,
+// cumulatively from the run's start.
+type metricsAgg struct {
+	start  pcommon.Timestamp
+	series map[seriesKey]*series
+	order  []seriesKey
+}
+
+func newMetricsAgg(start int64) *metricsAgg {
+	return &metricsAgg{start: pcommon.Timestamp(start), series: map[seriesKey]*series{}}
+}
+
+func (ma *metricsAgg) add(r *request) {
+	for i := range r.spans {
+		s := &r.spans[i]
+		if s.op != opChat && s.op != opEmbeddings && s.op != opTool && s.op != opAgent {
+			continue
+		}
+		k := seriesKey{res: r.resource, model: s.model, op: s.op}
+		if s.fault != nil {
+			k.err = s.fault.clientError
+		}
+		se, ok := ma.series[k]
+		if !ok {
+			se = &series{
+				duration: genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
+				ttft:     genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
+				inTok:    genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
+				outTok:   genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
+			}
+			ma.series[k] = se
+			ma.order = append(ma.order, k)
+		}
+		se.duration.Record(float64(s.end-s.start) / 1e9)
+		if s.op == opChat && s.ttft >= 0 {
+			se.ttft.Record(s.ttft)
+		}
+		if s.fault == nil && (s.op == opChat || s.op == opEmbeddings) {
+			se.inTok.Record(float64(s.in))
+			se.inSum += int64(s.in)
+			if s.op == opChat {
+				se.outTok.Record(float64(s.out))
+				se.outSum += int64(s.out)
+			}
+		}
+	}
+}
+
+// emit builds the cumulative metrics at time now; it returns the data and
+// its number of data points.
+func (ma *metricsAgg) emit(rd *renderer, now int64) (pmetric.Metrics, int) {
+	md := pmetric.NewMetrics()
+	points := 0
+	byRes := map[int]pmetric.MetricSlice{}
+	type metricKey struct {
+		res  int
+		name string
+	}
+	metrics := map[metricKey]pmetric.Metric{}
+	get := func(res int, def genai.MetricDef) pmetric.Metric {
+		mk := metricKey{res, def.Name}
+		if m, ok := metrics[mk]; ok {
+			return m
+		}
+		ms, ok := byRes[res]
+		if !ok {
+			rm := md.ResourceMetrics().AppendEmpty()
+			rd.resources[res].CopyTo(rm.Resource().Attributes())
+			sm := rm.ScopeMetrics().AppendEmpty()
+			sm.Scope().SetName(metadata.ScopeName)
+			sm.Scope().SetVersion(rd.version)
+			ms = sm.Metrics()
+			byRes[res] = ms
+		}
+		m := ms.AppendEmpty()
+		m.SetName(def.Name)
+		m.SetUnit(def.Unit)
+		m.SetDescription(def.Description)
+		if def.Instrument == genai.Counter {
+			s := m.SetEmptySum()
+			s.SetIsMonotonic(true)
+			s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		} else {
+			m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		}
+		metrics[mk] = m
+		return m
+	}
+	ts := pcommon.Timestamp(now)
+	hist := func(k seriesKey, def genai.MetricDef, h *genai.ExplicitHistogram, tokenType string) {
+		if def.Name == "" || h.Count == 0 {
+			return
+		}
+		dp := get(k.res, def).Histogram().DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(ma.start)
+		dp.SetTimestamp(ts)
+		h.CopyTo(dp)
+		metricAttrs(dp.Attributes(), k, tokenType)
+		points++
+	}
+	sum := func(k seriesKey, def genai.MetricDef, v int64) {
+		if def.Name == "" || v == 0 {
+			return
+		}
+		dp := get(k.res, def).Sum().DataPoints().AppendEmpty()
+		dp.SetStartTimestamp(ma.start)
+		dp.SetTimestamp(ts)
+		dp.SetIntValue(v)
+		metricAttrs(dp.Attributes(), k, "")
+		points++
+	}
+	for _, k := range ma.order {
+		se := ma.series[k]
+		defs := genai.ClientMetricsFor(rd.d.metrics, genAIv141.opValue[k.op])
+		hist(k, defs.Duration, &se.duration, "")
+		hist(k, defs.TimeToFirstChunk, &se.ttft, "")
+		if defs.TokenUsage.Name != "" {
+			hist(k, defs.TokenUsage, &se.inTok, genai.TokenTypeInput)
+			hist(k, defs.TokenUsage, &se.outTok, genai.TokenTypeOutput)
+		} else {
+			hist(k, defs.InputTokens, &se.inTok, "")
+			hist(k, defs.OutputTokens, &se.outTok, "")
+			sum(k, defs.InputTokensTotal, se.inSum)
+			sum(k, defs.OutputTokensTotal, se.outSum)
+		}
+	}
+	return md, points
+}
+
+func metricAttrs(a pcommon.Map, k seriesKey, tokenType string) {
+	a.PutStr(genai.AttrOperationName, genAIv141.opValue[k.op])
+	if k.model != nil {
+		a.PutStr(genai.AttrProviderName, k.model.cfg.Provider)
+		a.PutStr(genai.AttrRequestModel, k.model.cfg.Name)
+		if k.err == "" {
+			a.PutStr(genai.AttrResponseModel, k.model.cfg.Name)
+		}
+		a.PutStr(genai.AttrServerAddress, k.model.cfg.ServerAddress)
+	}
+	if k.err != "" {
+		a.PutStr(genai.AttrErrorType, k.err)
+	}
+	if tokenType != "" {
+		a.PutStr(genai.AttrTokenType, tokenType)
+	}
+}
+
+// logsBuilder turns model calls into gen_ai.client.inference.operation.details
+// events.
+type logsBuilder struct {
+	rd     *renderer
+	logs   plog.Logs
+	byRes  map[int]plog.LogRecordSlice
+	record int
+}
+
+func newLogsBuilder(rd *renderer) *logsBuilder {
+	return &logsBuilder{rd: rd, logs: plog.NewLogs(), byRes: map[int]plog.LogRecordSlice{}}
+}
+
+func (lb *logsBuilder) add(r *request) {
+	for i := range r.spans {
+		s := &r.spans[i]
+		if s.op != opChat {
+			continue
+		}
+		rs, ok := lb.byRes[r.resource]
+		if !ok {
+			rl := lb.logs.ResourceLogs().AppendEmpty()
+			lb.rd.resources[r.resource].CopyTo(rl.Resource().Attributes())
+			sl := rl.ScopeLogs().AppendEmpty()
+			sl.Scope().SetName(metadata.ScopeName)
+			sl.Scope().SetVersion(lb.rd.version)
+			rs = sl.LogRecords()
+			lb.byRes[r.resource] = rs
+		}
+		lr := rs.AppendEmpty()
+		lr.SetEventName(EventInferenceDetails)
+		lr.SetTimestamp(pcommon.Timestamp(s.end))
+		lr.SetObservedTimestamp(pcommon.Timestamp(s.end))
+		lr.SetTraceID(pcommon.TraceID(r.traceID))
+		lr.SetSpanID(pcommon.SpanID(s.id))
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		a := lr.Attributes()
+		a.PutStr(genai.AttrOperationName, genai.OpChat)
+		a.PutStr(genai.AttrProviderName, s.model.cfg.Provider)
+		a.PutStr(genai.AttrRequestModel, s.model.cfg.Name)
+		if s.fault != nil {
+			a.PutStr(genai.AttrErrorType, s.fault.clientError)
+			lr.SetSeverityNumber(plog.SeverityNumberWarn)
+		} else {
+			a.PutStr(genai.AttrResponseModel, s.model.cfg.Name)
+			a.PutInt(genai.AttrUsageInputTokens, int64(s.in))
+			a.PutInt(genai.AttrUsageOutputTokens, int64(s.out))
+			a.PutEmptySlice(genai.AttrFinishReasons).AppendEmpty().SetStr(s.finish)
+			if lb.rd.cfg.Content.Enabled {
+				a.PutStr(genai.AttrInputMessages, lb.rd.prompt)
+				a.PutStr(genai.AttrOutputMessages, lb.rd.completion)
+			}
+		}
+		lb.record++
+	}
+}
+
+func (lb *logsBuilder) take() (plog.Logs, int) {
+	l, n := lb.logs, lb.record
+	lb.logs, lb.byRes, lb.record = plog.NewLogs(), map[int]plog.LogRecordSlice{}, 0
+	return l, n
+}

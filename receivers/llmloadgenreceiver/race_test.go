@@ -1,5 +1,0 @@
-//go:build race
-
-package llmloadgenreceiver
-
-const raceEnabled = true
