@@ -107,7 +107,7 @@ type Config struct {
 	// StartAt (RFC 3339) is the absolute time the live schedule starts, so
 	// that shards started at different moments begin together. Live mode only.
 	StartAt string `mapstructure:"start_at"`
-	// Shard splits one run across several processes (shard.go).
+	// Shard splits one run across several processes (config_shard.go).
 	Shard ShardConfig `mapstructure:"shard"`
 
 	Arrival   ArrivalConfig    `mapstructure:"arrival"`

@@ -195,7 +195,7 @@ type LiveSweepConfig struct {
 	// the offered rate has saturated the endpoint.
 	SaturationRatio float64 `mapstructure:"saturation_ratio"`
 	// Server watches the server's own /metrics during each step and stops
-	// on its saturation signals (live_sweep_server.go).
+	// on its saturation signals (internal/live/sweep_server.go).
 	Server SweepServerConfig `mapstructure:"server"`
 	// Search is steps (from start_rate by step_rate until a step fails) or
 	// bisect (the largest passing rate between start_rate and max_rate, to

@@ -78,7 +78,7 @@ type Runner struct {
 	progress liveProgress
 	console  io.Writer // where progress_output console prints; standard output
 
-	// Sharding (shard.go): this process's part of the run's schedule.
+	// Sharding (internal/loadgen/shard.go): this process's part of the run's schedule.
 	plan     loadgen.ShardPlan
 	sched    *loadgen.ScheduleStats
 	step     int       // sweep step being scheduled
@@ -581,7 +581,7 @@ func (r *Runner) flushMetrics(ctx context.Context, rd *liveRenderer) {
 	})
 }
 
-// deliver hands data to the next consumer (delivery.go): measurements are
+// deliver hands data to the next consumer (internal/loadgen/delivery.go): measurements are
 // already taken, so waiting costs no accuracy; teardown ends the waiting.
 func (r *Runner) deliver(ctx context.Context, signal string, items int, consume func(context.Context) error) {
 	r.del.Deliver(ctx, r.reqCtx, signal, items, consume)

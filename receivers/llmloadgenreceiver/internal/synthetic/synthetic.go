@@ -402,7 +402,7 @@ func (s *Runner) emitMetrics(ctx context.Context, at int64) {
 	}
 }
 
-// send hands data to the next consumer (delivery.go); in realtime mode the
+// send hands data to the next consumer (internal/loadgen/delivery.go); in realtime mode the
 // simulated clock stands still while it backs off, so the generator slows
 // down instead of dropping.
 func (s *Runner) send(ctx context.Context, signal string, items int, consume func(context.Context) error) bool {

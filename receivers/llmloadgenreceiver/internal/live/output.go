@@ -71,7 +71,7 @@ type liveRenderer struct {
 
 	agg *liveMetrics
 
-	plan loadgen.ShardPlan // run id and shard on every resource (shard.go)
+	plan loadgen.ShardPlan // run id and shard on every resource (internal/loadgen/shard.go)
 }
 
 func newLiveRenderer(cfg *config.LiveConfig, version string, start time.Time) *liveRenderer {
