@@ -274,3 +274,19 @@ func TestChunkEventNames(t *testing.T) {
 	assert.Contains(t, ChunkEventNames, EventLoadgenLiveChunk, "live mode's per-chunk events give load_report per-gap ITL")
 	assert.Contains(t, ChunkEventNames, EventLoadgenResponseChunk)
 }
+
+// BenchmarkSpanFactsRead reads a typical chat span: the usual facts, a
+// deprecated name, a modality count and attributes that are no facts.
+func BenchmarkSpanFactsRead(b *testing.B) {
+	sp := newSpan(map[string]any{
+		AttrOperationName: OpChat, AttrProviderName: "openai", AttrRequestModel: "gpt-4o", AttrResponseModel: "gpt-4o-2024",
+		AttrUsageInputTokens: 12, AttrUsageOutputTokens: 34, AttrUsageCacheReadInputTokens: 5,
+		LegacyAttrUsagePromptTokens: 12, AttrTimeToFirstChunk: 0.25, AttrServerAddress: "api.openai.com", AttrServerPort: 443,
+		AttrUsageTextInputTokens: 10, "gen_ai.usage.total_tokens": 46, "http.route": "/v1/chat/completions", "user.id": "u-1",
+	})
+	var f SpanFacts
+	b.ReportAllocs()
+	for b.Loop() {
+		f.Read(sp, nil)
+	}
+}

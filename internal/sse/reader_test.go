@@ -187,3 +187,28 @@ func TestIndexEOL(t *testing.T) {
 		assert.Equal(t, strings.IndexAny(s, "\r\n"), indexEOL([]byte(s)), "%q", s)
 	}
 }
+
+// BenchmarkReaderNext reads a completion stream: a comment, 64 chunk events
+// and [DONE], LF-terminated, through one reader Reset per stream.
+func BenchmarkReaderNext(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(": ping\n\n")
+	for range 64 {
+		sb.WriteString("data: " + chunkSamples[1] + "\n\n")
+	}
+	sb.WriteString("event: done\nid: 65\ndata: [DONE]\n\n")
+	stream := sb.String()
+	src := strings.NewReader(stream)
+	rd := NewReader(src, 0)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		src.Reset(stream)
+		rd.Reset(src)
+		for {
+			if _, err := rd.Next(); err != nil {
+				break
+			}
+		}
+	}
+}
