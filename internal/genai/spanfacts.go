@@ -164,38 +164,30 @@ func (f *SpanFacts) Attr(k string, v pcommon.Value) (fact bool, why Invalid) {
 		}
 	case AttrUsageReasoningOutputTokens:
 		f.ReasoningOutputTokens, why = TokenCount(v)
-	case AttrUsageTextInputTokens:
-		why = f.modality(0, v)
-	case AttrUsageImageInputTokens:
-		why = f.modality(1, v)
-	case AttrUsageAudioInputTokens:
-		why = f.modality(2, v)
-	case AttrUsageVideoInputTokens:
-		why = f.modality(3, v)
-	case AttrUsageTextOutputTokens:
-		why = f.modality(4, v)
-	case AttrUsageImageOutputTokens:
-		why = f.modality(5, v)
-	case AttrUsageAudioOutputTokens:
-		why = f.modality(6, v)
-	case AttrUsageVideoOutputTokens:
-		why = f.modality(7, v)
-	case AttrUsageTextCacheReadInputTokens:
-		why = f.modality(8, v)
-	case AttrUsageImageCacheReadInputTokens:
-		why = f.modality(9, v)
-	case AttrUsageAudioCacheReadInputTokens:
-		why = f.modality(10, v)
 	case AttrTimeToFirstChunk:
 		f.TTFT, why = SecondsOf(v)
 	case VLLMAttrTimeToFirstToken:
 		if !f.TTFT.OK {
 			f.vllmTTFT, why = SecondsOf(v)
 		}
+	case AttrUsageTextInputTokens, AttrUsageImageInputTokens, AttrUsageAudioInputTokens, AttrUsageVideoInputTokens,
+		AttrUsageTextOutputTokens, AttrUsageImageOutputTokens, AttrUsageAudioOutputTokens, AttrUsageVideoOutputTokens,
+		AttrUsageTextCacheReadInputTokens, AttrUsageImageCacheReadInputTokens, AttrUsageAudioCacheReadInputTokens:
+		why = f.modality(modalityIndex(k), v)
 	default:
 		return false, Valid
 	}
 	return true, why
+}
+
+// modalityIndex is the index of k in ModalityUsage, or -1.
+func modalityIndex(k string) int {
+	for i := range ModalityUsage {
+		if ModalityUsage[i].Attr == k {
+			return i
+		}
+	}
+	return -1
 }
 
 // modality takes the count of ModalityUsage[i].
