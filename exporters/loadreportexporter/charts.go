@@ -125,25 +125,9 @@ func emptyChart(id, title, why string) string {
 
 // lineChart draws series on linear axes; markers are circled and labelled.
 func lineChart(id, title, xLabel, yLabel string, ss []series, marks []marker) string {
-	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
-	n := 0
-	for _, se := range ss {
-		for _, p := range se.points {
-			if math.IsNaN(p.y) {
-				continue
-			}
-			xmin, xmax, ymax = math.Min(xmin, p.x), math.Max(xmax, p.x), math.Max(ymax, p.y)
-			n++
-		}
-	}
-	if n == 0 {
+	xmin, xmax, ymax, ok := lineBounds(ss)
+	if !ok {
 		return emptyChart(id, title, "no data")
-	}
-	if xmax <= xmin {
-		xmin, xmax = xmin-0.5, xmax+0.5
-	}
-	if ymax <= 0 {
-		ymax = 1
 	}
 	yTicks := niceTicks(0, ymax*1.05, 5)
 	ytop := yTicks[len(yTicks)-1]
@@ -153,34 +137,7 @@ func lineChart(id, title, xLabel, yLabel string, ss []series, marks []marker) st
 	s := openSVG(id, title)
 	s.axes(xTicks, yTicks, sx, sy, xLabel, yLabel)
 	for i, se := range ss {
-		var d strings.Builder
-		pen := false
-		for _, p := range se.points {
-			if math.IsNaN(p.y) {
-				pen = false
-				continue
-			}
-			cmd := "L"
-			if !pen {
-				cmd = "M"
-			}
-			fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, sx(p.x), sy(p.y))
-			pen = true
-		}
-		dash := ""
-		if se.dashed {
-			dash = ` stroke-dasharray="6 4"`
-		}
-		class := "series"
-		if se.class != "" {
-			class += " " + se.class
-		}
-		s.f(`<path class="%s" d="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, class, strings.TrimSpace(d.String()), se.color, dash)
-		for _, p := range se.points {
-			if !math.IsNaN(p.y) && len(se.points) <= 60 {
-				s.f(`<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>`, sx(p.x), sy(p.y), se.color)
-			}
-		}
+		s.line(se, sx, sy)
 		// legend
 		lx := padL + 8 + i*140
 		s.f(`<rect x="%d" y="8" width="12" height="4" fill="%s"/><text x="%d" y="14" font-size="11" fill="#222">%s</text>`,
@@ -191,6 +148,61 @@ func lineChart(id, title, xLabel, yLabel string, ss []series, marks []marker) st
 		s.f(`<text x="%.1f" y="%.1f" font-size="12" fill="#d62728">%s</text>`, sx(m.x)+10, sy(m.y)-10, html.EscapeString(m.label))
 	}
 	return s.close()
+}
+
+// lineBounds is the x range and the y maximum of the series' points, widened
+// so that neither axis is empty; ok is false when no point has a y.
+func lineBounds(ss []series) (xmin, xmax, ymax float64, ok bool) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, se := range ss {
+		for _, p := range se.points {
+			if math.IsNaN(p.y) {
+				continue
+			}
+			xmin, xmax, ymax = math.Min(xmin, p.x), math.Max(xmax, p.x), math.Max(ymax, p.y)
+			ok = true
+		}
+	}
+	if xmax <= xmin {
+		xmin, xmax = xmin-0.5, xmax+0.5
+	}
+	if ymax <= 0 {
+		ymax = 1
+	}
+	return xmin, xmax, ymax, ok
+}
+
+// line draws one series as a path broken at its NaN points, with a dot on
+// each point when there are few.
+func (s *svgBuilder) line(se series, sx, sy func(float64) float64) {
+	var d strings.Builder
+	pen := false
+	for _, p := range se.points {
+		if math.IsNaN(p.y) {
+			pen = false
+			continue
+		}
+		cmd := "L"
+		if !pen {
+			cmd = "M"
+		}
+		fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, sx(p.x), sy(p.y))
+		pen = true
+	}
+	dash := ""
+	if se.dashed {
+		dash = ` stroke-dasharray="6 4"`
+	}
+	class := "series"
+	if se.class != "" {
+		class += " " + se.class
+	}
+	s.f(`<path class="%s" d="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, class, strings.TrimSpace(d.String()), se.color, dash)
+	for _, p := range se.points {
+		if !math.IsNaN(p.y) && len(se.points) <= 60 {
+			s.f(`<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>`, sx(p.x), sy(p.y), se.color)
+		}
+	}
 }
 
 // histogramChart draws bins as bars on a log-spaced axis (one bar per bin).
@@ -252,10 +264,27 @@ func nanIfNil(p *float64) float64 {
 
 // charts returns the report's SVG charts by name.
 func charts(r *Report) map[string]string {
-	out := map[string]string{}
 	pts := r.Timeline.Points
-	// Latency percentiles over time: TTFT when measured, else E2E.
-	var lat []series
+	out := map[string]string{
+		"latency_over_time": latencyOverTimeChart(pts),
+		"ttft_histogram":    histogramChart("ttft-histogram", "TTFT distribution", "time to first token (s, log-spaced bins)", r.Histograms.TTFT),
+		"itl_histogram":     histogramChart("itl-histogram", "ITL distribution", "inter-token latency (s, log-spaced bins)", r.Histograms.ITL),
+		"rate":              rateChart(pts),
+		"load_curve":        loadCurveChart(r.LoadCurve),
+		"errors":            errorsChart(r.Total.ErrorsByType),
+	}
+	if sv := r.Server; sv != nil && len(sv.Timeline) > 0 {
+		out["server_gauges"] = serverGaugeChart(sv)
+	}
+	if r.ServerSide != nil {
+		out["server_side"] = stackedChart("server-side", "Where the time went: client and server parts at TTFT and E2E percentiles", r.ServerSide)
+	}
+	return out
+}
+
+// latencyOverTimeChart draws the latency percentiles over time: TTFT when
+// measured, else E2E.
+func latencyOverTimeChart(pts []TimePoint) string {
 	ttft := false
 	for _, p := range pts {
 		if p.TTFTP50 != nil {
@@ -273,6 +302,7 @@ func charts(r *Report) map[string]string {
 	if ttft {
 		name = "TTFT"
 	}
+	var lat []series
 	for qi, q := range []string{"p50", "p95", "p99"} {
 		se := series{name: name + " " + q, color: palette[qi]}
 		for _, p := range pts {
@@ -280,36 +310,43 @@ func charts(r *Report) map[string]string {
 		}
 		lat = append(lat, se)
 	}
-	out["latency_over_time"] = lineChart("latency-over-time", name+" percentiles over time", "seconds since start", "seconds", lat, nil)
-	out["ttft_histogram"] = histogramChart("ttft-histogram", "TTFT distribution", "time to first token (s, log-spaced bins)", r.Histograms.TTFT)
-	out["itl_histogram"] = histogramChart("itl-histogram", "ITL distribution", "inter-token latency (s, log-spaced bins)", r.Histograms.ITL)
+	return lineChart("latency-over-time", name+" percentiles over time", "seconds since start", "seconds", lat, nil)
+}
 
+// rateChart draws the achieved request rate against the target.
+func rateChart(pts []TimePoint) string {
 	achieved := series{name: "achieved (sent/s)", color: palette[0]}
 	target := series{name: "target", class: "target", color: palette[1], dashed: true}
 	for _, p := range pts {
 		achieved.points = append(achieved.points, xy{p.OffsetS, p.AchievedRPS})
 		target.points = append(target.points, xy{p.OffsetS, nanIfNil(p.TargetRPS)})
 	}
-	out["rate"] = lineChart("rate", "Achieved vs target request rate", "seconds since start", "requests / s", []series{achieved, target}, nil)
+	return lineChart("rate", "Achieved vs target request rate", "seconds since start", "requests / s", []series{achieved, target}, nil)
+}
 
-	if lc := r.LoadCurve; lc != nil {
-		curve := series{name: lc.Points[0].Latency + " p95", color: palette[0]}
-		for _, p := range lc.Points {
-			curve.points = append(curve.points, xy{p.OfferedRPS, p.LatencyP95})
-		}
-		var marks []marker
-		if lc.Knee != nil {
-			marks = append(marks, marker{lc.Knee.OfferedRPS, lc.Knee.LatencyP95, fmt.Sprintf("knee %s req/s", fmtTick(lc.Knee.OfferedRPS))})
-		}
-		out["load_curve"] = lineChart("load-curve", "Latency vs offered load", "offered load (requests / s, "+lc.Basis+")", "seconds", []series{curve}, marks)
-	} else {
-		out["load_curve"] = emptyChart("load-curve", "Latency vs offered load", "fewer than three load levels: not a sweep")
+// loadCurveChart draws a sweep's latency against its offered load, the knee
+// circled; lc is nil when the run was not a sweep.
+func loadCurveChart(lc *LoadCurve) string {
+	if lc == nil {
+		return emptyChart("load-curve", "Latency vs offered load", "fewer than three load levels: not a sweep")
 	}
+	curve := series{name: lc.Points[0].Latency + " p95", color: palette[0]}
+	for _, p := range lc.Points {
+		curve.points = append(curve.points, xy{p.OfferedRPS, p.LatencyP95})
+	}
+	var marks []marker
+	if lc.Knee != nil {
+		marks = append(marks, marker{lc.Knee.OfferedRPS, lc.Knee.LatencyP95, fmt.Sprintf("knee %s req/s", fmtTick(lc.Knee.OfferedRPS))})
+	}
+	return lineChart("load-curve", "Latency vs offered load", "offered load (requests / s, "+lc.Basis+")", "seconds", []series{curve}, marks)
+}
 
+// errorsChart draws the errors by type, cancellations in orange.
+func errorsChart(errs []ErrorCount) string {
 	var labels []string
 	var values []float64
 	var colors []string
-	for _, e := range r.Total.ErrorsByType {
+	for _, e := range errs {
 		labels = append(labels, e.Type)
 		values = append(values, float64(e.Count))
 		c := "#d62728"
@@ -318,12 +355,5 @@ func charts(r *Report) map[string]string {
 		}
 		colors = append(colors, c)
 	}
-	if sv := r.Server; sv != nil && len(sv.Timeline) > 0 {
-		out["server_gauges"] = serverGaugeChart(sv)
-	}
-	if r.ServerSide != nil {
-		out["server_side"] = stackedChart("server-side", "Where the time went: client and server parts at TTFT and E2E percentiles", r.ServerSide)
-	}
-	out["errors"] = barChart("errors", "Errors by error.type (cancelled in orange)", labels, values, colors)
-	return out
+	return barChart("errors", "Errors by error.type (cancelled in orange)", labels, values, colors)
 }
