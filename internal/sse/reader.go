@@ -121,35 +121,43 @@ func (r *Reader) Next() (Event, error) {
 			continue
 		}
 		pending = true
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(field) {
-		case "data":
-			if r.hasData {
-				r.data = append(r.data, '\n')
-			}
-			r.data = append(r.data, value...)
-			r.hasData = true
-			if len(r.data) > r.max {
-				r.err = fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, r.max)
-				return Event{}, r.err
-			}
-		case "event":
-			r.typ = string(value)
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				r.id = string(value)
-			}
-		default:
-			// "retry" and unknown fields carry nothing a client of a
-			// completion stream needs; the grammar says to ignore them.
+		if err := r.field(line); err != nil {
+			r.err = err
+			return Event{}, err
 		}
 	}
+}
+
+// field takes one field line of the current event.
+func (r *Reader) field(line []byte) error {
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		if r.hasData {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, value...)
+		r.hasData = true
+		if len(r.data) > r.max {
+			return fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, r.max)
+		}
+	case "event":
+		r.typ = string(value)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			r.id = string(value)
+		}
+	default:
+		// "retry" and unknown fields carry nothing a client of a
+		// completion stream needs; the grammar says to ignore them.
+	}
+	return nil
 }
 
 // Buffered returns the number of bytes read from the stream and not yet
