@@ -182,25 +182,7 @@ func (s *session) retryLocked() {
 // initLocked loads NVML, finds the GPUs and starts the event goroutine.
 func (s *session) initLocked() (err error) {
 	s.lastAttempt = time.Now()
-	defer func() {
-		s.initErr = err
-		if err != nil {
-			s.tel.devices.Record(context.Background(), 0)
-		}
-		switch {
-		case err == nil:
-			s.tel.initAttempt("ok")
-		case errors.Is(err, errNoDevice):
-			s.tel.initAttempt("no_device")
-		default:
-			var ie *initError
-			if errors.As(err, &ie) {
-				s.tel.initAttempt(returnReason(ie.ret))
-			} else {
-				s.tel.initAttempt("error")
-			}
-		}
-	}()
+	defer func() { s.initDone(err) }()
 	lib := s.newLib(s.cfg)
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return &initError{ret: ret}
@@ -213,15 +195,7 @@ func (s *session) initLocked() (err error) {
 	s.lib = lib
 	s.gpus = gpus
 	s.ready = true
-	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
-		s.driver = v
-	}
-	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS && v > 0 {
-		s.cuda = fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
-	}
-	if h, herr := os.Hostname(); herr == nil {
-		s.hostname = h
-	}
+	s.readHost(lib)
 	s.tel.devices.Record(context.Background(), int64(len(gpus)))
 	if sock := s.cfg.Kubernetes.PodResourcesSocket; sock != "" {
 		if s.pods, err = newPodResourcesClient(sock, s.cfg.Kubernetes.Timeout); err != nil {
@@ -236,6 +210,42 @@ func (s *session) initLocked() (err error) {
 	}
 	s.logger.Info("nvidia_gpu: NVML initialized", zap.String("driver_version", s.driver), zap.Strings("gpus", uuids))
 	return nil
+}
+
+// initDone keeps the outcome of an initialization attempt and counts it by
+// outcome.
+func (s *session) initDone(err error) {
+	s.initErr = err
+	if err != nil {
+		s.tel.devices.Record(context.Background(), 0)
+	}
+	switch {
+	case err == nil:
+		s.tel.initAttempt("ok")
+	case errors.Is(err, errNoDevice):
+		s.tel.initAttempt("no_device")
+	default:
+		var ie *initError
+		if errors.As(err, &ie) {
+			s.tel.initAttempt(returnReason(ie.ret))
+		} else {
+			s.tel.initAttempt("error")
+		}
+	}
+}
+
+// readHost reads what describes the host of the GPUs: the driver and CUDA
+// versions and the host name, each when it can be read.
+func (s *session) readHost(lib nvml.Interface) {
+	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		s.driver = v
+	}
+	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS && v > 0 {
+		s.cuda = fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
+	}
+	if h, herr := os.Hostname(); herr == nil {
+		s.hostname = h
+	}
 }
 
 // initError is an NVML initialization failure with its likely cause.
@@ -262,16 +272,8 @@ func (s *session) discover(lib nvml.Interface) ([]*gpu, error) {
 	var gpus []*gpu
 	var visible []string
 	for i := 0; i < count; i++ {
-		dev, ret := lib.DeviceGetHandleByIndex(i)
-		if ret != nvml.SUCCESS {
-			s.tel.callFailed("DeviceGetHandleByIndex", returnReason(ret))
-			s.logger.Warn("nvidia_gpu: GPU skipped: no handle", zap.Int("index", i), zap.String("reason", returnReason(ret)))
-			continue
-		}
-		uuid, ret := dev.GetUUID()
-		if ret != nvml.SUCCESS {
-			s.tel.callFailed("GetUUID", returnReason(ret))
-			s.logger.Warn("nvidia_gpu: GPU skipped: no UUID", zap.Int("index", i), zap.String("reason", returnReason(ret)))
+		dev, uuid, ok := s.device(lib, i)
+		if !ok {
 			continue
 		}
 		visible = append(visible, uuid)
@@ -284,25 +286,7 @@ func (s *session) discover(lib nvml.Interface) ([]*gpu, error) {
 			}
 			want[uuid], want[idx] = true, true
 		}
-		g := &gpu{dev: dev, index: i, uuid: uuid, minor: -1,
-			calls: callGuard{unsupported: map[string]bool{}}, mig: map[string]*callGuard{}, migByGI: map[int64]string{}}
-		for t := range g.lastSeen {
-			g.lastSeen[t] = uint64(time.Now().UnixMicro())
-		}
-		g.lastProcUtil = uint64(time.Now().UnixMicro())
-		if v, ret := dev.GetName(); ret == nvml.SUCCESS {
-			g.name = v
-		}
-		if v, ret := dev.GetPciInfo(); ret == nvml.SUCCESS {
-			g.busID = cString(v.BusId[:])
-		}
-		if v, ret := dev.GetSerial(); ret == nvml.SUCCESS {
-			g.serial = v
-		}
-		if v, ret := dev.GetMinorNumber(); ret == nvml.SUCCESS {
-			g.minor = v
-		}
-		gpus = append(gpus, g)
+		gpus = append(gpus, newGPU(dev, i, uuid))
 	}
 	if len(gpus) == 0 {
 		if len(want) > 0 {
@@ -316,6 +300,48 @@ func (s *session) discover(lib nvml.Interface) ([]*gpu, error) {
 		}
 	}
 	return gpus, nil
+}
+
+// device is the handle and the UUID of the GPU at index i; ok is false, the
+// failure counted and logged, when NVML gives either not.
+func (s *session) device(lib nvml.Interface, i int) (dev nvml.Device, uuid string, ok bool) {
+	dev, ret := lib.DeviceGetHandleByIndex(i)
+	if ret != nvml.SUCCESS {
+		s.tel.callFailed("DeviceGetHandleByIndex", returnReason(ret))
+		s.logger.Warn("nvidia_gpu: GPU skipped: no handle", zap.Int("index", i), zap.String("reason", returnReason(ret)))
+		return nil, "", false
+	}
+	uuid, ret = dev.GetUUID()
+	if ret != nvml.SUCCESS {
+		s.tel.callFailed("GetUUID", returnReason(ret))
+		s.logger.Warn("nvidia_gpu: GPU skipped: no UUID", zap.Int("index", i), zap.String("reason", returnReason(ret)))
+		return nil, "", false
+	}
+	return dev, uuid, true
+}
+
+// newGPU is the scraping state of a selected GPU, with the identity NVML
+// gives (name, PCI bus id, serial and minor number, each when it does).
+func newGPU(dev nvml.Device, index int, uuid string) *gpu {
+	g := &gpu{dev: dev, index: index, uuid: uuid, minor: -1,
+		calls: callGuard{unsupported: map[string]bool{}}, mig: map[string]*callGuard{}, migByGI: map[int64]string{}}
+	for t := range g.lastSeen {
+		g.lastSeen[t] = uint64(time.Now().UnixMicro())
+	}
+	g.lastProcUtil = uint64(time.Now().UnixMicro())
+	if v, ret := dev.GetName(); ret == nvml.SUCCESS {
+		g.name = v
+	}
+	if v, ret := dev.GetPciInfo(); ret == nvml.SUCCESS {
+		g.busID = cString(v.BusId[:])
+	}
+	if v, ret := dev.GetSerial(); ret == nvml.SUCCESS {
+		g.serial = v
+	}
+	if v, ret := dev.GetMinorNumber(); ret == nvml.SUCCESS {
+		g.minor = v
+	}
+	return g
 }
 
 // resource fills the resource attributes of a GPU.
