@@ -95,63 +95,82 @@ func parseListPodResourcesResponse(b []byte) (map[string][]deviceOwner, error) {
 		if num != 1 {
 			return nil
 		}
-		var pod, ns string
-		var containers [][]byte
-		if err := eachField(v, func(num protowire.Number, v []byte) error {
-			switch num {
-			case 1:
-				pod = string(v)
-			case 2:
-				ns = string(v)
-			case 3:
-				containers = append(containers, v)
-			}
-			return nil
-		}); err != nil {
+		return parsePodResources(v, out)
+	})
+	return out, err
+}
+
+// parsePodResources decodes one PodResources into out.
+func parsePodResources(b []byte, out map[string][]deviceOwner) error {
+	var pod, ns string
+	var containers [][]byte
+	if err := eachField(b, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 1:
+			pod = string(v)
+		case 2:
+			ns = string(v)
+		case 3:
+			containers = append(containers, v)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, c := range containers {
+		if err := parseContainerResources(c, pod, ns, out); err != nil {
 			return err
 		}
-		for _, c := range containers {
-			var name string
-			var devices [][]byte
-			if err := eachField(c, func(num protowire.Number, v []byte) error {
-				switch num {
-				case 1:
-					name = string(v)
-				case 2:
-					devices = append(devices, v)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			owner := deviceOwner{pod: pod, namespace: ns, container: name}
-			for _, d := range devices {
-				var resource string
-				var ids []string
-				if err := eachField(d, func(num protowire.Number, v []byte) error {
-					switch num {
-					case 1:
-						resource = string(v)
-					case 2:
-						ids = append(ids, string(v))
-					}
-					return nil
-				}); err != nil {
-					return err
-				}
-				if !strings.HasPrefix(resource, "nvidia.com/") {
-					continue
-				}
-				for _, id := range ids {
-					// Time-slicing and MPS replicas are named <uuid>::<n>.
-					id, _, _ = strings.Cut(id, "::")
-					out[id] = append(out[id], owner)
-				}
-			}
+	}
+	return nil
+}
+
+// parseContainerResources decodes one ContainerResources of pod in
+// namespace ns into out.
+func parseContainerResources(b []byte, pod, ns string, out map[string][]deviceOwner) error {
+	var name string
+	var devices [][]byte
+	if err := eachField(b, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 1:
+			name = string(v)
+		case 2:
+			devices = append(devices, v)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	owner := deviceOwner{pod: pod, namespace: ns, container: name}
+	for _, d := range devices {
+		resource, ids, err := parseContainerDevices(d)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(resource, "nvidia.com/") {
+			continue
+		}
+		for _, id := range ids {
+			// Time-slicing and MPS replicas are named <uuid>::<n>.
+			id, _, _ = strings.Cut(id, "::")
+			out[id] = append(out[id], owner)
+		}
+	}
+	return nil
+}
+
+// parseContainerDevices decodes one ContainerDevices.
+func parseContainerDevices(b []byte) (resource string, ids []string, err error) {
+	err = eachField(b, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 1:
+			resource = string(v)
+		case 2:
+			ids = append(ids, string(v))
 		}
 		return nil
 	})
-	return out, err
+	return resource, ids, err
 }
 
 // eachField calls fn for every length-delimited field of a message and skips
