@@ -111,22 +111,8 @@ type presetParams struct {
 // loadPreset reads the named preset, fills in its parameters and decodes its
 // operators through stanza's own registry, exactly as user operators are.
 func loadPreset(name string, params presetParams) (*preset, error) {
-	raw, err := presetFiles.ReadFile("presets/" + name + ".yaml")
+	spec, err := readPresetSpec(name, params)
 	if err != nil {
-		return nil, fmt.Errorf("preset %q: %w", name, err)
-	}
-	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(raw))
-	if err != nil {
-		return nil, fmt.Errorf("preset %q: %w", name, err)
-	}
-	var buf bytes.Buffer
-	if err = tmpl.Execute(&buf, params); err != nil {
-		return nil, fmt.Errorf("preset %q: %w", name, err)
-	}
-	var spec presetSpec
-	dec := yaml.NewDecoder(&buf)
-	dec.KnownFields(true)
-	if err = dec.Decode(&spec); err != nil {
 		return nil, fmt.Errorf("preset %q: %w", name, err)
 	}
 	if spec.Name != name {
@@ -145,34 +131,63 @@ func loadPreset(name string, params presetParams) (*preset, error) {
 		return nil, fmt.Errorf("preset %q: %w", name, err)
 	}
 	for i := range spec.Fields {
-		f := &spec.Fields[i]
-		if f.Type == "" {
-			f.Type = "string"
-		}
-		if !slices.Contains(fieldTypes, f.Type) {
-			return nil, fmt.Errorf("preset %q field %q: type %q is not one of %s", name, f.Capture, f.Type, strings.Join(fieldTypes, ", "))
-		}
-		if !f.Drop && f.Attribute == "" {
-			return nil, fmt.Errorf("preset %q field %q: attribute is empty", name, f.Capture)
-		}
-		if _, dup := p.fields[f.Capture]; dup {
-			return nil, fmt.Errorf("preset %q: capture %q listed twice", name, f.Capture)
-		}
-		p.fields[f.Capture] = f
-		if f.Metric != nil && len(f.Metric.Buckets) > 0 && f.Metric.Monotonic {
-			return nil, fmt.Errorf("preset %q field %q: a metric is a histogram (buckets) or monotonic, not both", name, f.Capture)
-		}
-		if f.Metric != nil && !slices.IsSorted(f.Metric.Buckets) {
-			return nil, fmt.Errorf("preset %q field %q: metric buckets must increase", name, f.Capture)
-		}
-		if f.Metric != nil {
-			p.metrics = append(p.metrics, f)
-		}
-		if f.MetricAttribute {
-			p.metricAttrs = append(p.metricAttrs, f)
+		if err = p.addField(&spec.Fields[i]); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// readPresetSpec reads the named preset's file with its parameters filled
+// in.
+func readPresetSpec(name string, params presetParams) (presetSpec, error) {
+	var spec presetSpec
+	raw, err := presetFiles.ReadFile("presets/" + name + ".yaml")
+	if err != nil {
+		return spec, err
+	}
+	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(raw))
+	if err != nil {
+		return spec, err
+	}
+	var buf bytes.Buffer
+	if err = tmpl.Execute(&buf, params); err != nil {
+		return spec, err
+	}
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	err = dec.Decode(&spec)
+	return spec, err
+}
+
+// addField checks one entry of the preset's field table and adds it.
+func (p *preset) addField(f *fieldSpec) error {
+	if f.Type == "" {
+		f.Type = "string"
+	}
+	if !slices.Contains(fieldTypes, f.Type) {
+		return fmt.Errorf("preset %q field %q: type %q is not one of %s", p.name, f.Capture, f.Type, strings.Join(fieldTypes, ", "))
+	}
+	if !f.Drop && f.Attribute == "" {
+		return fmt.Errorf("preset %q field %q: attribute is empty", p.name, f.Capture)
+	}
+	if _, dup := p.fields[f.Capture]; dup {
+		return fmt.Errorf("preset %q: capture %q listed twice", p.name, f.Capture)
+	}
+	p.fields[f.Capture] = f
+	if f.Metric != nil && len(f.Metric.Buckets) > 0 && f.Metric.Monotonic {
+		return fmt.Errorf("preset %q field %q: a metric is a histogram (buckets) or monotonic, not both", p.name, f.Capture)
+	}
+	if f.Metric != nil && !slices.IsSorted(f.Metric.Buckets) {
+		return fmt.Errorf("preset %q field %q: metric buckets must increase", p.name, f.Capture)
+	}
+	if f.Metric != nil {
+		p.metrics = append(p.metrics, f)
+	}
+	if f.MetricAttribute {
+		p.metricAttrs = append(p.metricAttrs, f)
+	}
+	return nil
 }
 
 // setFold builds the fold operator from the preset's continuation or
