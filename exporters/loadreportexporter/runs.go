@@ -193,12 +193,31 @@ func runDir(id string) string {
 // been seen, and one per run id) and writes them. It returns the report
 // with the worst verdict, which gates the exit status.
 func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error) {
-	type job struct {
-		dir string
-		r   *Report
-	}
 	e.mu.Lock()
-	var jobs []job
+	jobs, errs := e.buildLocked(final)
+	p := e.takePending()
+	e.mu.Unlock()
+	e.tel.flushPending(ctx, &p)
+	worst, werrs := e.writeJobs(ctx, jobs, final)
+	errs = append(errs, werrs...)
+	e.logVerdict(worst)
+	if err := errors.Join(errs...); err != nil {
+		e.logger.Error("Load report not written", zap.Error(err))
+		return worst, err
+	}
+	return worst, nil
+}
+
+// reportJob is one report to write and its folder.
+type reportJob struct {
+	dir string
+	r   *Report
+}
+
+// buildLocked settles the joins due (all of them when final), flushes the
+// request CSVs and builds the reports to write.
+func (e *reportExporter) buildLocked(final bool) ([]reportJob, []error) {
+	var jobs []reportJob
 	var errs []error
 	if jn := e.st.jn; jn.enabled() {
 		jn.expire(e.now())
@@ -212,15 +231,17 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 		}
 		switch {
 		case st.runID == "" && (len(e.runs) == 0 || st.hasData()):
-			jobs = append(jobs, job{e.cfg.Directory, st.build(final)})
+			jobs = append(jobs, reportJob{e.cfg.Directory, st.build(final)})
 		case st.runID != "":
-			jobs = append(jobs, job{filepath.Join(e.cfg.Directory, runDir(st.runID)), st.build(final)})
+			jobs = append(jobs, reportJob{filepath.Join(e.cfg.Directory, runDir(st.runID)), st.build(final)})
 		}
 	}
-	p := e.takePending()
-	e.mu.Unlock()
-	e.tel.flushPending(ctx, &p)
-	var worst *Report
+	return jobs, errs
+}
+
+// writeJobs writes the reports and returns the one with the worst verdict
+// among those written.
+func (e *reportExporter) writeJobs(ctx context.Context, jobs []reportJob, final bool) (worst *Report, errs []error) {
 	for _, j := range jobs {
 		if j.dir != e.cfg.Directory {
 			if err := os.MkdirAll(j.dir, 0o755); err != nil {
@@ -241,17 +262,18 @@ func (e *reportExporter) write(ctx context.Context, final bool) (*Report, error)
 			worst = j.r
 		}
 	}
-	if worst != nil && worst.Verdict != e.lastVerdict {
-		fields := []zap.Field{zap.String("verdict", worst.Verdict), zap.String("summary", worst.describe())}
-		if worst.RunID != "" {
-			fields = append(fields, zap.String("run_id", worst.RunID))
-		}
-		e.logger.Info("Load report verdict", fields...)
-		e.lastVerdict = worst.Verdict
+	return worst, errs
+}
+
+// logVerdict logs the worst verdict when it changed.
+func (e *reportExporter) logVerdict(worst *Report) {
+	if worst == nil || worst.Verdict == e.lastVerdict {
+		return
 	}
-	if err := errors.Join(errs...); err != nil {
-		e.logger.Error("Load report not written", zap.Error(err))
-		return worst, err
+	fields := []zap.Field{zap.String("verdict", worst.Verdict), zap.String("summary", worst.describe())}
+	if worst.RunID != "" {
+		fields = append(fields, zap.String("run_id", worst.RunID))
 	}
-	return worst, nil
+	e.logger.Info("Load report verdict", fields...)
+	e.lastVerdict = worst.Verdict
 }
