@@ -160,6 +160,25 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be >= 0, got %v", name, d))
 		}
 	}
+	errs = append(errs, c.validateShape()...)
+	errs = append(errs, c.validateCapacity()...)
+	if c.PrefixCacheBlockTokens < 0 {
+		errs = append(errs, fmt.Errorf("prefix_cache_block_tokens: must be >= 0 (0 is off), got %d", c.PrefixCacheBlockTokens))
+	}
+	if c.PrefixCacheBlockTokens > 0 && c.PrefixCacheBlocks < 1 {
+		errs = append(errs, fmt.Errorf("prefix_cache_blocks: must be >= 1 with the prefix cache on, got %d", c.PrefixCacheBlocks))
+	}
+	if c.HistorySize < 0 {
+		errs = append(errs, fmt.Errorf("history_size: must be >= 0, got %d", c.HistorySize))
+	}
+	errs = append(errs, c.validateFaults()...)
+	return errors.Join(errs...)
+}
+
+// validateShape checks the spreads of the latency model and the shape of
+// the responses.
+func (c *Config) validateShape() []error {
+	var errs []error
 	if math.IsNaN(c.Jitter) || c.Jitter < 0 || c.Jitter > 1 {
 		errs = append(errs, fmt.Errorf("jitter: must be between 0 and 1, got %v", c.Jitter))
 	}
@@ -175,16 +194,12 @@ func (c *Config) Validate() error {
 	if c.EmbeddingDimensions < 1 {
 		errs = append(errs, fmt.Errorf("embedding_dimensions: must be >= 1, got %d", c.EmbeddingDimensions))
 	}
-	errs = append(errs, c.validateCapacity()...)
-	if c.PrefixCacheBlockTokens < 0 {
-		errs = append(errs, fmt.Errorf("prefix_cache_block_tokens: must be >= 0 (0 is off), got %d", c.PrefixCacheBlockTokens))
-	}
-	if c.PrefixCacheBlockTokens > 0 && c.PrefixCacheBlocks < 1 {
-		errs = append(errs, fmt.Errorf("prefix_cache_blocks: must be >= 1 with the prefix cache on, got %d", c.PrefixCacheBlocks))
-	}
-	if c.HistorySize < 0 {
-		errs = append(errs, fmt.Errorf("history_size: must be >= 0, got %d", c.HistorySize))
-	}
+	return errs
+}
+
+// validateFaults checks the fault probabilities, in the order of their names.
+func (c *Config) validateFaults() []error {
+	var errs []error
 	sum := 0.0
 	keys := make([]string, 0, len(c.FaultRates))
 	for k := range c.FaultRates {
@@ -205,7 +220,7 @@ func (c *Config) Validate() error {
 	if sum > 1+1e-9 {
 		errs = append(errs, fmt.Errorf("faults: probabilities sum to %v; the sum must be <= 1", sum))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // validateCapacity checks the capacity model's fields.
