@@ -390,17 +390,35 @@ func (s *state) numberPoint(role, name string, res pcommon.Map, dp pmetric.Numbe
 			return pointNotUsed
 		}
 	}
-	label := ""
-	switch role {
-	case roleRequests:
-		label = firstAttr([]string{genai.AttrLLMOutcome}, attrs) + "|" + firstAttr([]string{genai.AttrErrorType}, attrs)
-	case roleGuardDropped, roleGuardRefused:
-		label = firstAttr([]string{genai.AttrSpanGuardReason}, attrs)
-	}
-	st := s.remember(streamID(name, res, attrs), role, s.keyFor(attrs, res), label)
+	st := s.remember(streamID(name, res, attrs), role, s.keyFor(attrs, res), streamLabel(role, attrs))
 	if st == nil {
 		return pointSeriesLimit
 	}
+	s.addPoint(st, role, v, delta)
+	if start := int64(dp.StartTimestamp()); start > 0 && (st.start == 0 || start < st.start) {
+		st.start = start
+	}
+	st.last = max(st.last, ts)
+	return pointUsed
+}
+
+// streamLabel is what tells apart the streams of a role besides their
+// group: the outcome and error type of request counts, the reason of span
+// guard drops and refusals.
+func streamLabel(role string, attrs pcommon.Map) string {
+	switch role {
+	case roleRequests:
+		return firstAttr([]string{genai.AttrLLMOutcome}, attrs) + "|" + firstAttr([]string{genai.AttrErrorType}, attrs)
+	case roleGuardDropped, roleGuardRefused:
+		return firstAttr([]string{genai.AttrSpanGuardReason}, attrs)
+	}
+	return ""
+}
+
+// addPoint takes a point's value v into its stream: the highest and the
+// mean of a concurrency gauge, the sum of deltas, the last cumulative
+// value. Requests counted are arrivals.
+func (s *state) addPoint(st *stream, role string, v float64, delta bool) {
 	switch {
 	case role == roleConcurrency:
 		// A gauge: keep the highest value and the mean of the values seen.
@@ -418,11 +436,6 @@ func (s *state) numberPoint(role, name string, res pcommon.Map, dp pmetric.Numbe
 	if role == roleRequests && delta && v > 0 {
 		s.observeArrival()
 	}
-	if start := int64(dp.StartTimestamp()); start > 0 && (st.start == 0 || start < st.start) {
-		st.start = start
-	}
-	st.last = max(st.last, ts)
-	return pointUsed
 }
 
 func (s *state) gpuPoint(role string, res, attrs pcommon.Map, ts int64, v float64) {
