@@ -71,24 +71,31 @@ func newReceiver(set receiver.Settings, cfg *Config) (*inferenceLogReceiver, err
 	}); err != nil {
 		return nil, err
 	}
-	ops := []operator.Config{operator.NewConfig(&cfg.InputConfig)}
-	if r.preset != nil {
-		if cfg.Unwrap {
-			ops = append(ops, newUnwrapConfig())
-		}
-		if r.preset.fold != nil {
-			ops = append(ops, *r.preset.fold)
-		}
-		ops = append(ops, newClassifyConfig(r.preset))
-		ops = append(ops, r.preset.operators...)
-		ops = append(ops, newFieldsConfig(r.preset))
-	}
-	ops = append(ops, cfg.Operators...)
+	ops := pipelineOperators(cfg, r.preset)
 	emitter := helper.NewBatchingLogEmitter(set.TelemetrySettings, r.consumeEntries)
 	if r.pipe, err = (pipeline.Config{Operators: ops, DefaultOutput: emitter}).Build(set.TelemetrySettings); err != nil {
 		return nil, fmt.Errorf("building the operator pipeline: %w", err)
 	}
 	return r, nil
+}
+
+// pipelineOperators are the operators of the pipeline: the file input, the
+// preset's (unwrap, fold, classify, its parsers, the field table) when there
+// is one, then the user's.
+func pipelineOperators(cfg *Config, p *preset) []operator.Config {
+	ops := []operator.Config{operator.NewConfig(&cfg.InputConfig)}
+	if p != nil {
+		if cfg.Unwrap {
+			ops = append(ops, newUnwrapConfig())
+		}
+		if p.fold != nil {
+			ops = append(ops, *p.fold)
+		}
+		ops = append(ops, newClassifyConfig(p))
+		ops = append(ops, p.operators...)
+		ops = append(ops, newFieldsConfig(p))
+	}
+	return append(ops, cfg.Operators...)
 }
 
 func (r *inferenceLogReceiver) setLogs(next consumer.Logs) {
@@ -145,24 +152,35 @@ func (r *inferenceLogReceiver) consumeEntries(ctx context.Context, entries []*en
 	r.mu.RUnlock()
 
 	if nextMetrics != nil && r.metrics != nil {
-		md, n := r.metrics.build(entries)
-		if n > 0 {
-			mctx := r.obs.StartMetricsOp(ctx)
-			err := nextMetrics.ConsumeMetrics(ctx, md)
-			r.obs.EndMetricsOp(mctx, r.cfg.Preset, n, err)
-			r.tel.metricPoints(ctx, n, err)
-			if err != nil {
-				r.set.Logger.Error("Metrics from stats lines refused by the next consumer", zap.Int("points", n), zap.Error(err))
-			}
-		}
+		r.sendMetrics(ctx, nextMetrics, entries)
 	}
-
 	if nextLogs == nil {
 		for _, e := range entries {
 			entry.Put(e)
 		}
 		return
 	}
+	r.sendLogs(ctx, nextLogs, entries)
+}
+
+// sendMetrics sends the metrics of the entries' stats lines, if any.
+func (r *inferenceLogReceiver) sendMetrics(ctx context.Context, next consumer.Metrics, entries []*entry.Entry) {
+	md, n := r.metrics.build(entries)
+	if n == 0 {
+		return
+	}
+	mctx := r.obs.StartMetricsOp(ctx)
+	err := next.ConsumeMetrics(ctx, md)
+	r.obs.EndMetricsOp(mctx, r.cfg.Preset, n, err)
+	r.tel.metricPoints(ctx, n, err)
+	if err != nil {
+		r.set.Logger.Error("Metrics from stats lines refused by the next consumer", zap.Int("points", n), zap.Error(err))
+	}
+}
+
+// sendLogs sends the entries as log records, giving the entries back to
+// their pool.
+func (r *inferenceLogReceiver) sendLogs(ctx context.Context, next consumer.Logs, entries []*entry.Entry) {
 	ld := adapter.ConvertEntries(entries, metadata.ScopeName, r.set.BuildInfo.Version)
 	for _, e := range entries {
 		entry.Put(e)
@@ -178,7 +196,7 @@ func (r *inferenceLogReceiver) consumeEntries(ctx context.Context, entries []*en
 	}
 	n := ld.LogRecordCount()
 	lctx := r.obs.StartLogsOp(ctx)
-	err := nextLogs.ConsumeLogs(ctx, ld)
+	err := next.ConsumeLogs(ctx, ld)
 	r.obs.EndLogsOp(lctx, r.cfg.Preset, n, err)
 	if err != nil {
 		r.tel.logsRefused(ctx, n)
