@@ -94,8 +94,23 @@ func (cfg *Config) Validate() error {
 	if cfg.InitRetryInterval < 0 {
 		errs = append(errs, fmt.Errorf("init_retry_interval must be 0 (no retry) or positive, got %v", cfg.InitRetryInterval))
 	}
+	errs = append(errs, validateDevices(cfg.Devices)...)
+	if cfg.Processes.ProcRoot == "" {
+		errs = append(errs, errors.New("processes::proc_root must not be empty (default /proc)"))
+	}
+	if cfg.Kubernetes.PodResourcesSocket != "" && (cfg.Kubernetes.Timeout <= 0 || cfg.Kubernetes.Timeout > 30*time.Second) {
+		errs = append(errs, fmt.Errorf("kubernetes::timeout must be between 1ns and 30s, got %v", cfg.Kubernetes.Timeout))
+	}
+	errs = append(errs, cfg.Events.validate()...)
+	errs = append(errs, validateMetrics(cfg.Metrics)...)
+	return errors.Join(errs...)
+}
+
+// validateDevices checks the devices list: no empty entry, none twice.
+func validateDevices(devices []string) []error {
+	var errs []error
 	seen := map[string]bool{}
-	for i, d := range cfg.Devices {
+	for i, d := range devices {
 		if strings.TrimSpace(d) == "" {
 			errs = append(errs, fmt.Errorf("devices[%d]: empty; allowed values: a GPU UUID (GPU-...) or a device index", i))
 		}
@@ -104,27 +119,35 @@ func (cfg *Config) Validate() error {
 		}
 		seen[d] = true
 	}
-	if cfg.Processes.ProcRoot == "" {
-		errs = append(errs, errors.New("processes::proc_root must not be empty (default /proc)"))
+	return errs
+}
+
+// validate checks the events section when events are enabled.
+func (e EventsConfig) validate() []error {
+	if !e.Enabled {
+		return nil
 	}
-	if cfg.Kubernetes.PodResourcesSocket != "" && (cfg.Kubernetes.Timeout <= 0 || cfg.Kubernetes.Timeout > 30*time.Second) {
-		errs = append(errs, fmt.Errorf("kubernetes::timeout must be between 1ns and 30s, got %v", cfg.Kubernetes.Timeout))
+	var errs []error
+	if e.WaitTimeout < 10*time.Millisecond || e.WaitTimeout > time.Minute {
+		errs = append(errs, fmt.Errorf("events::wait_timeout must be between 10ms and 1m, got %v", e.WaitTimeout))
 	}
-	if cfg.Events.Enabled {
-		if cfg.Events.WaitTimeout < 10*time.Millisecond || cfg.Events.WaitTimeout > time.Minute {
-			errs = append(errs, fmt.Errorf("events::wait_timeout must be between 10ms and 1m, got %v", cfg.Events.WaitTimeout))
-		}
-		if len(cfg.Events.Types) == 0 {
-			errs = append(errs, fmt.Errorf("events::types must not be empty when events are enabled; allowed values: %s", strings.Join(eventTypeNames(), ", ")))
-		}
-		for i, t := range cfg.Events.Types {
-			if _, ok := eventTypesByName[t]; !ok {
-				errs = append(errs, fmt.Errorf("events::types[%d]: unknown event type %q, allowed values: %s", i, t, strings.Join(eventTypeNames(), ", ")))
-			}
+	if len(e.Types) == 0 {
+		errs = append(errs, fmt.Errorf("events::types must not be empty when events are enabled; allowed values: %s", strings.Join(eventTypeNames(), ", ")))
+	}
+	for i, t := range e.Types {
+		if _, ok := eventTypesByName[t]; !ok {
+			errs = append(errs, fmt.Errorf("events::types[%d]: unknown event type %q, allowed values: %s", i, t, strings.Join(eventTypeNames(), ", ")))
 		}
 	}
+	return errs
+}
+
+// validateMetrics checks that every metric named is one the receiver has,
+// in the order of their names.
+func validateMetrics(metrics map[string]MetricConfig) []error {
+	var errs []error
 	unknown := make([]string, 0)
-	for name := range cfg.Metrics {
+	for name := range metrics {
 		if _, ok := metricDefsByName[name]; !ok {
 			unknown = append(unknown, name)
 		}
@@ -133,7 +156,7 @@ func (cfg *Config) Validate() error {
 	for _, name := range unknown {
 		errs = append(errs, fmt.Errorf("metrics::%s: unknown metric, allowed values: %s", name, strings.Join(metricNames(), ", ")))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // metricEnabled reports whether the named metric is on, falling back to its
