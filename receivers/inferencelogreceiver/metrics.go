@@ -79,16 +79,7 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 				b.observe(rm, f, e, val, ts)
 				continue
 			}
-			dp := b.metricFor(rm, f).AppendEmpty()
-			dp.SetTimestamp(pcommon.NewTimestampFromTime(ts))
-			if f.Metric.Monotonic {
-				dp.SetStartTimestamp(b.startTime)
-			}
-			if i, isInt := v.(int64); isInt {
-				dp.SetIntValue(i)
-			} else {
-				dp.SetDoubleValue(val)
-			}
+			dp := b.appendPoint(rm, f, v, val, ts)
 			if !seriesSet {
 				series.Clear()
 				b.pointAttributes(e, series)
@@ -102,6 +93,22 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 		points += b.emitHistograms(rm)
 	}
 	return md, points
+}
+
+// appendPoint appends a point of field f's gauge or sum at ts: v as an
+// integer when it is one, else its value val.
+func (b *metricsBuilder) appendPoint(rm *resourceMetrics, f *fieldSpec, v any, val float64, ts time.Time) pmetric.NumberDataPoint {
+	dp := b.metricFor(rm, f).AppendEmpty()
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(ts))
+	if f.Metric.Monotonic {
+		dp.SetStartTimestamp(b.startTime)
+	}
+	if i, isInt := v.(int64); isInt {
+		dp.SetIntValue(i)
+	} else {
+		dp.SetDoubleValue(val)
+	}
+	return dp
 }
 
 // observe adds val to the histogram series of field f that entry e belongs
