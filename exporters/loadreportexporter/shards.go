@@ -131,45 +131,55 @@ func (s *state) consumeScheduleMetric(m pmetric.Metric, res pcommon.Map, out map
 	}
 	switch {
 	case name == metricScheduleLag && m.Type() == pmetric.MetricTypeHistogram:
-		h := m.Histogram()
-		delta := h.AggregationTemporality() == pmetric.AggregationTemporalityDelta
-		for i := 0; i < h.DataPoints().Len(); i++ {
-			dp := h.DataPoints().At(i)
-			bs := explicitBuckets(dp)
-			if delta && sameBounds(sh.lag, bs) {
-				for j := range bs {
-					sh.lag[j].n += bs[j].n
-				}
-				sh.lagCount += float64(dp.Count())
-			} else {
-				sh.lag, sh.lagCount = bs, float64(dp.Count())
-			}
-			if dp.HasMax() {
-				if delta {
-					sh.lagMax = max(sh.lagMax, dp.Max())
-				} else {
-					sh.lagMax = dp.Max()
-				}
-				sh.hasLagMax = true
-			}
-			out[pointUsed]++
-		}
+		out[pointUsed] += sh.addLag(m.Histogram())
 	case name == metricScheduleSkipped && m.Type() == pmetric.MetricTypeSum:
-		sum := m.Sum()
-		delta := sum.AggregationTemporality() == pmetric.AggregationTemporalityDelta
-		for i := 0; i < sum.DataPoints().Len(); i++ {
-			v := pointValue(sum.DataPoints().At(i))
-			if delta {
-				sh.skipped += v
-			} else {
-				sh.skipped = v
-			}
-			out[pointUsed]++
-		}
+		out[pointUsed] += sh.addSkipped(m.Sum())
 	default:
 		out[pointWrongType] += countPoints(m)
 	}
 	return true
+}
+
+// addLag takes the points of the schedule-lag histogram and returns their
+// number.
+func (sh *shardState) addLag(h pmetric.Histogram) int64 {
+	delta := h.AggregationTemporality() == pmetric.AggregationTemporalityDelta
+	for i := 0; i < h.DataPoints().Len(); i++ {
+		dp := h.DataPoints().At(i)
+		bs := explicitBuckets(dp)
+		if delta && sameBounds(sh.lag, bs) {
+			for j := range bs {
+				sh.lag[j].n += bs[j].n
+			}
+			sh.lagCount += float64(dp.Count())
+		} else {
+			sh.lag, sh.lagCount = bs, float64(dp.Count())
+		}
+		if dp.HasMax() {
+			if delta {
+				sh.lagMax = max(sh.lagMax, dp.Max())
+			} else {
+				sh.lagMax = dp.Max()
+			}
+			sh.hasLagMax = true
+		}
+	}
+	return int64(h.DataPoints().Len())
+}
+
+// addSkipped takes the points of the skipped-sends sum and returns their
+// number.
+func (sh *shardState) addSkipped(sum pmetric.Sum) int64 {
+	delta := sum.AggregationTemporality() == pmetric.AggregationTemporalityDelta
+	for i := 0; i < sum.DataPoints().Len(); i++ {
+		v := pointValue(sum.DataPoints().At(i))
+		if delta {
+			sh.skipped += v
+		} else {
+			sh.skipped = v
+		}
+	}
+	return int64(sum.DataPoints().Len())
 }
 
 // lagP99 is the upper bound of the bucket holding the 99th percentile of the
