@@ -31,31 +31,7 @@ func Read(r io.Reader) (Sample, error) {
 	if err != nil {
 		return Sample{}, fmt.Errorf("metrics page: %w", err)
 	}
-	type found struct {
-		def Def
-		fam *dto.MetricFamily
-	}
-	byServer := map[string]map[string]found{} // server → role → the lowest-rank name
-	names := make([]string, 0, len(fams))
-	for n := range fams {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		f := fams[n]
-		def, ok := Lookup(n)
-		if !ok || len(f.Metric) == 0 {
-			continue
-		}
-		roles := byServer[def.Server]
-		if roles == nil {
-			roles = map[string]found{}
-			byServer[def.Server] = roles
-		}
-		if cur, seen := roles[def.Role]; !seen || def.Rank < cur.def.Rank {
-			roles[def.Role] = found{def, f}
-		}
-	}
+	byServer := rolesByServer(fams)
 	s := Sample{Names: map[string]string{}, Gauges: map[string]float64{}, Counters: map[string]float64{}}
 	for server, roles := range byServer {
 		if len(roles) > len(byServer[s.Server]) || (len(roles) == len(byServer[s.Server]) && (s.Server == "" || server < s.Server)) {
@@ -75,6 +51,39 @@ func Read(r io.Reader) (Sample, error) {
 		}
 	}
 	return s, nil
+}
+
+// roleFamily is the family read for a role, and its table entry.
+type roleFamily struct {
+	def Def
+	fam *dto.MetricFamily
+}
+
+// rolesByServer sorts the page's families of the table's names by server
+// and role, keeping for each role the family of the lowest-rank name.
+func rolesByServer(fams map[string]*dto.MetricFamily) map[string]map[string]roleFamily {
+	byServer := map[string]map[string]roleFamily{}
+	names := make([]string, 0, len(fams))
+	for n := range fams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := fams[n]
+		def, ok := Lookup(n)
+		if !ok || len(f.Metric) == 0 {
+			continue
+		}
+		roles := byServer[def.Server]
+		if roles == nil {
+			roles = map[string]roleFamily{}
+			byServer[def.Server] = roles
+		}
+		if cur, seen := roles[def.Role]; !seen || def.Rank < cur.def.Rank {
+			roles[def.Role] = roleFamily{def, f}
+		}
+	}
+	return byServer
 }
 
 // familyValue is a family's value for its role: gauges summed over series
