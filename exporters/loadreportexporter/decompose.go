@@ -366,17 +366,7 @@ func countsText(m map[string]int64) string {
 // stackedChart draws one horizontal bar per stack (TTFT and E2E at p50, p95
 // and p99), split into the parts, on one time axis, with a legend.
 func stackedChart(id, title string, ss *ServerSide) string {
-	type bar struct {
-		label string
-		st    Stack
-	}
-	var bars []bar
-	for _, st := range ss.TTFT {
-		bars = append(bars, bar{fmt.Sprintf("TTFT p%g", st.Percentile), st})
-	}
-	for _, st := range ss.E2E {
-		bars = append(bars, bar{fmt.Sprintf("E2E p%g", st.Percentile), st})
-	}
+	bars := stackBars(ss)
 	if len(bars) == 0 {
 		return emptyChart(id, title, "no joined request with a TTFT on both sides")
 	}
@@ -407,14 +397,38 @@ func stackedChart(id, title string, ss *ServerSide) string {
 			x += p.S
 		}
 	}
+	s.partLegend()
+	s.f(`<text x="%d" y="%d" font-size="11" text-anchor="end" fill="#444">seconds</text>`, chartW-padR, chartH-24)
+	return s.close()
+}
+
+// stackBar is one bar of the stacked chart.
+type stackBar struct {
+	label string
+	st    Stack
+}
+
+// stackBars are the bars of the stacked chart: the TTFT stacks, then the
+// E2E ones.
+func stackBars(ss *ServerSide) []stackBar {
+	var bars []stackBar
+	for _, st := range ss.TTFT {
+		bars = append(bars, stackBar{fmt.Sprintf("TTFT p%g", st.Percentile), st})
+	}
+	for _, st := range ss.E2E {
+		bars = append(bars, stackBar{fmt.Sprintf("E2E p%g", st.Percentile), st})
+	}
+	return bars
+}
+
+// partLegend draws the legend of the parts along the bottom of a chart.
+func (s *svgBuilder) partLegend() {
 	lx := float64(padL)
 	ly := float64(chartH - 10)
 	for i, n := range partNames {
 		s.f(`<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f" font-size="11" fill="#222">%s</text>`, lx, ly-9, partColors[i], lx+13, ly, n)
 		lx += 13 + 7*float64(len(n)) + 12
 	}
-	s.f(`<text x="%d" y="%d" font-size="11" text-anchor="end" fill="#444">seconds</text>`, chartW-padR, chartH-24)
-	return s.close()
 }
 
 func partSum(st Stack) float64 {
