@@ -233,14 +233,7 @@ func (c *Config) Validate() error {
 	if c.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval: %v is negative; use 0 to write only at shutdown, or a positive duration", c.Interval))
 	}
-	if len(c.Formats) == 0 {
-		errs = append(errs, fmt.Errorf("formats: at least one is needed; allowed values: %s", allowed(allFormats)))
-	}
-	for i, f := range c.Formats {
-		if !slices.Contains(allFormats, f) {
-			errs = append(errs, fmt.Errorf("formats[%d]: unknown value %q; allowed values: %s", i, f, allowed(allFormats)))
-		}
-	}
+	errs = append(errs, validateFormats(c.Formats)...)
 	for name, keys := range map[string][]string{"target": c.Dimensions.Target, "model": c.Dimensions.Model, "scenario": c.Dimensions.Scenario} {
 		for i, k := range keys {
 			if strings.TrimSpace(k) == "" {
@@ -253,16 +246,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %v is negative; use 0 to disable the objective", name, d))
 		}
 	}
-	names := map[string]bool{}
-	for i := range c.SLOs {
-		if err := c.SLOs[i].validate(); err != nil {
-			errs = append(errs, fmt.Errorf("slos[%d]: %w", i, err))
-		}
-		if names[c.SLOs[i].Name] {
-			errs = append(errs, fmt.Errorf("slos[%d].name: %q is used twice; names must be unique", i, c.SLOs[i].Name))
-		}
-		names[c.SLOs[i].Name] = true
-	}
+	errs = append(errs, validateSLOs(c.SLOs)...)
 	errs = append(errs, c.Exit.validate()...)
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Shards.validate()...)
@@ -270,6 +254,36 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Join.validate()...)
 	errs = append(errs, c.Saturation.validate()...)
 	return errors.Join(errs...)
+}
+
+// validateFormats checks the formats list: at least one, each known.
+func validateFormats(formats []string) []error {
+	var errs []error
+	if len(formats) == 0 {
+		errs = append(errs, fmt.Errorf("formats: at least one is needed; allowed values: %s", allowed(allFormats)))
+	}
+	for i, f := range formats {
+		if !slices.Contains(allFormats, f) {
+			errs = append(errs, fmt.Errorf("formats[%d]: unknown value %q; allowed values: %s", i, f, allowed(allFormats)))
+		}
+	}
+	return errs
+}
+
+// validateSLOs checks each objective and that their names are unique.
+func validateSLOs(slos []SLOConfig) []error {
+	var errs []error
+	names := map[string]bool{}
+	for i := range slos {
+		if err := slos[i].validate(); err != nil {
+			errs = append(errs, fmt.Errorf("slos[%d]: %w", i, err))
+		}
+		if names[slos[i].Name] {
+			errs = append(errs, fmt.Errorf("slos[%d].name: %q is used twice; names must be unique", i, slos[i].Name))
+		}
+		names[slos[i].Name] = true
+	}
+	return errs
 }
 
 func (s *SLOConfig) validate() error {
@@ -287,6 +301,14 @@ func (s *SLOConfig) validate() error {
 	case !isLatency && s.Percentile != 0:
 		errs = append(errs, fmt.Errorf("percentile: only latency quantities (%s) take a percentile", allowed(latencyQuantities)))
 	}
+	errs = append(errs, s.validateThresholds()...)
+	return errors.Join(errs...)
+}
+
+// validateThresholds checks an objective's thresholds: non-negative, on
+// the side its quantity is better on, and in order.
+func (s *SLOConfig) validateThresholds() []error {
+	var errs []error
 	for field, p := range map[string]*float64{"pass_below": s.PassBelow, "fail_above": s.FailAbove, "fail_at_or_above": s.FailAtOrAbove,
 		"pass_at_or_above": s.PassAtOrAbove, "fail_below": s.FailBelow} {
 		if p != nil && (math.IsNaN(*p) || *p < 0) {
@@ -313,7 +335,7 @@ func (s *SLOConfig) validate() error {
 	if s.FailBelow != nil && s.PassAtOrAbove != nil && *s.FailBelow > *s.PassAtOrAbove {
 		errs = append(errs, fmt.Errorf("fail_below: %v is above pass_at_or_above %v", *s.FailBelow, *s.PassAtOrAbove))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func firstNonNil(ps ...*float64) *float64 {
