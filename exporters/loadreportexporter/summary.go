@@ -73,6 +73,18 @@ func sloLabel(s SLOResult) string {
 
 func summarize(r *Report) Summary {
 	sum := Summary{Verdict: r.Verdict}
+	sum.decide(r)
+	t := r.Total
+	sum.Headline = fmt.Sprintf("%s requests over %s at %s req/s (%s output tokens/s), error rate %s",
+		humanfmt.Int(t.Requests), humanfmt.Seconds(r.Run.DurationS), humanfmt.Sig(t.RequestRate), humanfmt.Sig(t.OutputTokenPS), humanfmt.Percent(t.ErrorRate))
+	sum.Notes = summaryNotes(r)
+	return sum
+}
+
+// decide says what decided the verdict (the baseline, an SLO, or no data)
+// and why, and picks the key metric: the deciding SLO's latency, else the
+// TTFT or E2E p95.
+func (sum *Summary) decide(r *Report) {
 	if b := r.Baseline; b != nil && b.Verdict == BaselineRegressed && r.Verdict != VerdictPass && decidingSLO(r) == nil {
 		sum.DecidedBy = "baseline"
 		sum.Reason = "regressed against the baseline (" + strings.Join(b.Regressed, ", ") + ")"
@@ -93,11 +105,15 @@ func summarize(r *Report) Summary {
 			sum.KeyMetric, sum.KeyValue = "E2E p95", humanfmt.Seconds(r.Total.E2E.P95)
 		}
 	}
+}
+
+// summaryNotes are the summary's notes: the knee, the errors by type, the
+// SLOs not evaluated, the baseline and whether the report is interim.
+func summaryNotes(r *Report) []string {
+	var notes []string
 	t := r.Total
-	sum.Headline = fmt.Sprintf("%s requests over %s at %s req/s (%s output tokens/s), error rate %s",
-		humanfmt.Int(t.Requests), humanfmt.Seconds(r.Run.DurationS), humanfmt.Sig(t.RequestRate), humanfmt.Sig(t.OutputTokenPS), humanfmt.Percent(t.ErrorRate))
 	if lc := r.LoadCurve; lc != nil && lc.Knee != nil {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("%s p95 bends upwards at %s req/s offered (knee; %s there)",
+		notes = append(notes, fmt.Sprintf("%s p95 bends upwards at %s req/s offered (knee; %s there)",
 			strings.ToUpper(lc.Knee.Latency), humanfmt.Sig(lc.Knee.OfferedRPS), humanfmt.Seconds(lc.Knee.LatencyP95)))
 	}
 	if len(t.ErrorsByType) > 0 {
@@ -105,16 +121,16 @@ func summarize(r *Report) Summary {
 		for _, e := range t.ErrorsByType {
 			parts = append(parts, fmt.Sprintf("%s %s", e.Type, humanfmt.Int(e.Count)))
 		}
-		sum.Notes = append(sum.Notes, "errors by type: "+strings.Join(parts, ", "))
+		notes = append(notes, "errors by type: "+strings.Join(parts, ", "))
 	}
 	for _, name := range r.SLOsNotEvaluated {
-		sum.Notes = append(sum.Notes, name+" not evaluated: this pipeline has no span_guard data")
+		notes = append(notes, name+" not evaluated: this pipeline has no span_guard data")
 	}
 	if r.Baseline != nil {
-		sum.Notes = append(sum.Notes, "baseline: "+r.Baseline.describe())
+		notes = append(notes, "baseline: "+r.Baseline.describe())
 	}
 	if !r.Final {
-		sum.Notes = append(sum.Notes, "interim report: the run is still going")
+		notes = append(notes, "interim report: the run is still going")
 	}
-	return sum
+	return notes
 }
