@@ -189,27 +189,7 @@ func (ss *serverState) queueWarning(r *Report, cfg SaturationConfig, origin int6
 // p95 after the start: before it, concurrency climbs in any run) and ends
 // before the last point that started requests (the drain).
 func overSaturation(r *Report, cfg SaturationConfig) []SaturationWarning {
-	warmup := 0.0
-	if r.Total.E2E != nil {
-		warmup = r.Total.E2E.P95
-	}
-	last := -1
-	for i, p := range r.Timeline.Points {
-		if p.Started > 0 {
-			last = i
-		}
-	}
-	var xs, conc, lat []float64
-	for i, p := range r.Timeline.Points {
-		l := p.TTFTP50
-		if l == nil {
-			l = p.E2EP50
-		}
-		if l == nil || i >= last || p.OffsetS < warmup {
-			continue
-		}
-		xs, conc, lat = append(xs, p.OffsetS), append(conc, p.Concurrency), append(lat, *l)
-	}
+	xs, conc, lat := steadyPart(r)
 	if len(xs) < 6 {
 		return nil
 	}
@@ -233,6 +213,32 @@ func overSaturation(r *Report, cfg SaturationConfig) []SaturationWarning {
 	return []SaturationWarning{{Kind: warnOverSaturated, StartedAtS: at,
 		Message: fmt.Sprintf("over-saturated: concurrency rose %s/s and latency p50 %s/s over the run (both beyond their %s margins); the target completes less than is sent",
 			humanfmt.Sig(fc.Slope), humanfmt.Seconds(fl.Slope), humanfmt.Percent(cfg.Confidence))}}
+}
+
+// steadyPart is the offsets, concurrency and latency p50 of the timeline
+// points in the run's steady part (see overSaturation) that have a latency.
+func steadyPart(r *Report) (xs, conc, lat []float64) {
+	warmup := 0.0
+	if r.Total.E2E != nil {
+		warmup = r.Total.E2E.P95
+	}
+	last := -1
+	for i, p := range r.Timeline.Points {
+		if p.Started > 0 {
+			last = i
+		}
+	}
+	for i, p := range r.Timeline.Points {
+		l := p.TTFTP50
+		if l == nil {
+			l = p.E2EP50
+		}
+		if l == nil || i >= last || p.OffsetS < warmup {
+			continue
+		}
+		xs, conc, lat = append(xs, p.OffsetS), append(conc, p.Concurrency), append(lat, *l)
+	}
+	return xs, conc, lat
 }
 
 func meanOf(v []float64) float64 {
