@@ -40,6 +40,23 @@ func (s *session) startEventsLocked() {
 		s.logger.Warn("nvidia_gpu: no NVML event set; XID events will not be reported", zap.String("reason", returnReason(ret)))
 		return
 	}
+	devices := s.registerEvents(set, mask)
+	if len(devices) == 0 {
+		_ = set.Free()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop, done := make(chan struct{}), make(chan struct{})
+	s.evStop, s.evDone, s.evSet, s.evCancel = stop, done, set, cancel
+	go func() {
+		defer close(done)
+		s.runEvents(ctx, set, devices, stop)
+	}()
+}
+
+// registerEvents registers the event types of mask that each GPU supports
+// on set, and returns the GPUs registered.
+func (s *session) registerEvents(set nvml.EventSet, mask uint64) []eventDevice {
 	var devices []eventDevice
 	for _, g := range s.gpus {
 		supported, ret := g.dev.GetSupportedEventTypes()
@@ -60,17 +77,7 @@ func (s *session) startEventsLocked() {
 		s.resource(res, g)
 		devices = append(devices, eventDevice{dev: g.dev, uuid: g.uuid, res: res.Attributes()})
 	}
-	if len(devices) == 0 {
-		_ = set.Free()
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop, done := make(chan struct{}), make(chan struct{})
-	s.evStop, s.evDone, s.evSet, s.evCancel = stop, done, set, cancel
-	go func() {
-		defer close(done)
-		s.runEvents(ctx, set, devices, stop)
-	}()
+	return devices
 }
 
 func (s *session) noteEventRegistration(g *gpu, call string, ret nvml.Return) {
