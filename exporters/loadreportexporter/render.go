@@ -38,32 +38,19 @@ func templateFuncs(cancelled []string) map[string]any {
 	}
 	ms := func(v float64) string { return humanfmt.Sig(v * 1000) }
 	return map[string]any{
-		"num":      humanfmt.Sig,
-		"int":      humanfmt.Int,
-		"pct":      humanfmt.Percent,
-		"ms":       ms,
-		"secs":     humanfmt.Seconds,
-		"mib":      func(v float64) string { return humanfmt.Sig(v / (1 << 20)) },
-		"optnum":   opt(humanfmt.Sig),
-		"optms":    opt(ms),
-		"optpct":   opt(humanfmt.Percent),
-		"quantity": sloLabel,
-		"csvIn":    func(files []string) bool { return slices.Contains(files, csvFileName) },
-		"sloValue": func(s SLOResult) string {
-			if s.Value == nil {
-				return "n/a"
-			}
-			return fmtSLOValue(s.Unit, *s.Value)
-		},
-		"latencies": func(r Row) []namedLatency {
-			var out []namedLatency
-			for _, l := range []namedLatency{{"TTFT", r.TTFT}, {"first answer", r.TimeToFirstAnswer}, {"ITL", r.ITL}, {"TPOT", r.TPOT}, {"E2E", r.E2E}} {
-				if l.L != nil {
-					out = append(out, l)
-				}
-			}
-			return out
-		},
+		"num":            humanfmt.Sig,
+		"int":            humanfmt.Int,
+		"pct":            humanfmt.Percent,
+		"ms":             ms,
+		"secs":           humanfmt.Seconds,
+		"mib":            func(v float64) string { return humanfmt.Sig(v / (1 << 20)) },
+		"optnum":         opt(humanfmt.Sig),
+		"optms":          opt(ms),
+		"optpct":         opt(humanfmt.Percent),
+		"quantity":       sloLabel,
+		"csvIn":          func(files []string) bool { return slices.Contains(files, csvFileName) },
+		"sloValue":       sloValueText,
+		"latencies":      rowLatencies,
 		"cancelledTypes": func() string { return strings.Join(cancelled, "`, `") },
 		"partcells":      partCells,
 		"pctl":           func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
@@ -71,6 +58,25 @@ func templateFuncs(cancelled []string) map[string]any {
 		"counts":         countsText,
 		"amounts":        amountsText,
 	}
+}
+
+// sloValueText is an SLO's measured value, n/a when there is none.
+func sloValueText(s SLOResult) string {
+	if s.Value == nil {
+		return "n/a"
+	}
+	return fmtSLOValue(s.Unit, *s.Value)
+}
+
+// rowLatencies are the latencies a row has, in the order of the tables.
+func rowLatencies(r Row) []namedLatency {
+	var out []namedLatency
+	for _, l := range []namedLatency{{"TTFT", r.TTFT}, {"first answer", r.TimeToFirstAnswer}, {"ITL", r.ITL}, {"TPOT", r.TPOT}, {"E2E", r.E2E}} {
+		if l.L != nil {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 type renderer struct {
