@@ -406,11 +406,8 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "request body is not valid JSON: "+err.Error())
 		return
 	}
-	var inputs []string
-	var one string
-	if err := json.Unmarshal(q.Input, &one); err == nil {
-		inputs = []string{one}
-	} else if err := json.Unmarshal(q.Input, &inputs); err != nil || len(inputs) == 0 {
+	inputs, ok := embeddingInputs(q.Input)
+	if !ok {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "input", "input: must be a string or a non-empty array of strings")
 		return
 	}
@@ -421,20 +418,43 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	if !sleepUntil(r.Context(), time.Now().Add(s.cfg.EmbeddingLatency)) {
 		return
 	}
-	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
-	}
-	tokens := 0
-	data := make([]item, len(inputs))
-	for i, in := range inputs {
-		data[i] = item{Object: "embedding", Index: i, Embedding: embeddingVector(in, s.cfg.EmbeddingDimensions)}
-		tokens += max(1, (len(in)+3)/4)
-	}
+	data, tokens := embeddings(inputs, s.cfg.EmbeddingDimensions)
 	span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", tokens))
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list", "data": data, "model": q.Model,
 		"usage": map[string]int{"prompt_tokens": tokens, "total_tokens": tokens},
 	})
+}
+
+// embeddingInputs reads an embeddings request's input: a string or a
+// non-empty array of strings.
+func embeddingInputs(raw json.RawMessage) ([]string, bool) {
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []string{one}, true
+	}
+	var inputs []string
+	if err := json.Unmarshal(raw, &inputs); err != nil || len(inputs) == 0 {
+		return nil, false
+	}
+	return inputs, true
+}
+
+// embeddingItem is one vector of an embeddings response.
+type embeddingItem struct {
+	Object    string    `json:"object"`
+	Index     int       `json:"index"`
+	Embedding []float32 `json:"embedding"`
+}
+
+// embeddings are the vectors of the inputs and their token count (a token
+// per four bytes, at least one per input).
+func embeddings(inputs []string, dims int) ([]embeddingItem, int) {
+	tokens := 0
+	data := make([]embeddingItem, len(inputs))
+	for i, in := range inputs {
+		data[i] = embeddingItem{Object: "embedding", Index: i, Embedding: embeddingVector(in, dims)}
+		tokens += max(1, (len(in)+3)/4)
+	}
+	return data, tokens
 }
