@@ -86,7 +86,21 @@ func (c *Config) Validate() error {
 		MeterProvider:  metricnoop.NewMeterProvider(),
 		TracerProvider: tracenoop.NewTracerProvider(),
 	}
-	for i, op := range c.Operators {
+	errs = append(errs, validateOperators(c.Operators, set)...)
+	if len(errs) == 0 {
+		// The input operator checks globs, multiline and encoding.
+		if _, err := c.InputConfig.Build(set); err != nil {
+			errs = append(errs, fmt.Errorf("file input: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateOperators builds each of the user's operators, so that their own
+// checks run.
+func validateOperators(ops []operator.Config, set component.TelemetrySettings) []error {
+	var errs []error
+	for i, op := range ops {
 		if op.Builder == nil {
 			errs = append(errs, fmt.Errorf("operators[%d]: missing operator type", i))
 			continue
@@ -95,11 +109,5 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("operators[%d] (%s %q): %w", i, op.Type(), op.ID(), err))
 		}
 	}
-	if len(errs) == 0 {
-		// The input operator checks globs, multiline and encoding.
-		if _, err := c.InputConfig.Build(set); err != nil {
-			errs = append(errs, fmt.Errorf("file input: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return errs
 }
