@@ -3,8 +3,9 @@ package servermetrics
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -63,12 +64,7 @@ type roleFamily struct {
 // and role, keeping for each role the family of the lowest-rank name.
 func rolesByServer(fams map[string]*dto.MetricFamily) map[string]map[string]roleFamily {
 	byServer := map[string]map[string]roleFamily{}
-	names := make([]string, 0, len(fams))
-	for n := range fams {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(fams)) {
 		f := fams[n]
 		def, ok := Lookup(n)
 		if !ok || len(f.Metric) == 0 {
