@@ -41,6 +41,7 @@ type tally struct {
 	attrs, events, links                      int
 	dropped                                   [numDropReasons]int
 	overBudget                                int
+	evicted                                   int // trace states released for capacity
 }
 
 func (t *tally) limits(r limitResult) {

@@ -33,7 +33,12 @@ var (
 	errShutdown      = errors.New("span_guard: processor is shut down")
 )
 
-const reasonShutdown = "shutdown"
+// Reasons a trace state is released (otelcol_span_guard_traces_released).
+const (
+	reasonShutdown = "shutdown"
+	reasonWindow   = "window"
+	reasonCapacity = "capacity"
+)
 
 type spanGuard struct {
 	cfg          *Config
@@ -116,13 +121,15 @@ func (g *spanGuard) Shutdown(context.Context) error {
 		g.mu.Lock()
 		g.closed = true
 		var out []outBatch
-		for _, st := range g.traces.all() {
-			out = g.release(st, reasonShutdown, now, out)
+		all := g.traces.all()
+		for _, st := range all {
+			out = g.release(st, now, out)
 		}
 		for _, sh := range g.shards {
 			out = g.batcher.flush(sh, triggerShutdown, out)
 		}
 		g.mu.Unlock()
+		g.countReleased(len(all), reasonShutdown)
 		g.send(out)
 		err = g.tel.shutdown()
 	})
@@ -148,8 +155,9 @@ func (g *spanGuard) loop() {
 func (g *spanGuard) onTick(now time.Time) {
 	g.mu.Lock()
 	var out []outBatch
-	for _, st := range g.traces.expired(now) {
-		out = g.release(st, "window", now, out)
+	expired := g.traces.expired(now)
+	for _, st := range expired {
+		out = g.release(st, now, out)
 	}
 	for _, sh := range g.shards {
 		if sh.spans > 0 && now.Sub(sh.started) >= g.cfg.FlushTimeout {
@@ -157,6 +165,7 @@ func (g *spanGuard) onTick(now time.Time) {
 		}
 	}
 	g.mu.Unlock()
+	g.countReleased(len(expired), reasonWindow)
 	g.send(out)
 }
 
@@ -206,6 +215,7 @@ func (g *spanGuard) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	out = g.batcher.add(sh, sc, now, out)
 	g.mu.Unlock()
 
+	g.countReleased(tal.evicted, reasonCapacity)
 	g.record(ctx, &tal)
 	g.send(out)
 	return nil
@@ -234,7 +244,8 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 		}
 		st, evicted := g.traces.get(c.tid, now, sh)
 		if evicted != nil {
-			out = g.release(evicted, "capacity", now, out)
+			out = g.release(evicted, now, out)
+			tal.evicted++
 		}
 		c.st = st
 		st.received += c.n
@@ -294,10 +305,18 @@ func (g *spanGuard) applyBudgets(sc *scan, sh *shard, now time.Time, tal *tally,
 	return out
 }
 
+// countReleased counts n trace states released for reason, once per
+// request or tick rather than once per trace (a counter update costs about
+// as much as the rest of releasing a small trace).
+func (g *spanGuard) countReleased(n int, reason string) {
+	if n > 0 {
+		g.tel.tracesReleased.Add(context.Background(), int64(n), g.tel.with(attrReason, reason))
+	}
+}
+
 // release ends a trace's state and, if the processor changed the trace,
-// queues its summary span.
-func (g *spanGuard) release(st *traceState, reason string, now time.Time, out []outBatch) []outBatch {
-	g.tel.tracesReleased.Add(context.Background(), 1, g.tel.with(attrReason, reason))
+// queues its summary span. The caller counts the release (countReleased).
+func (g *spanGuard) release(st *traceState, now time.Time, out []outBatch) []outBatch {
 	if !g.cfg.Summary.Enabled || !st.affected() {
 		return out
 	}

@@ -119,7 +119,7 @@ func (t *telemetry) warm() {
 		reasonExportFailed, reasonMemoryLimit, reasonRateLimit, reasonMetadataLimit, reasonShutdown} {
 		t.attrs[attrKey{attrReason, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String(attrReason, r)))
 	}
-	for _, r := range []string{"window", "capacity", "shutdown"} {
+	for _, r := range []string{reasonWindow, reasonCapacity, reasonShutdown} {
 		t.attrs[attrKey{attrReason, r}] = metric.WithAttributeSet(attribute.NewSet(attribute.String(attrReason, r)))
 	}
 	for _, k := range []string{"attribute", "event", "link"} {
