@@ -123,10 +123,11 @@ func (sc *scan) measure(td ptrace.Traces, limits *spanLimits, maxBatch int64) {
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if limits != nil {
+				size, within := measureSpan(span, limits)
+				if limits != nil && !within {
 					sc.limits.add(limits.apply(span))
+					size = spanSize(span)
 				}
-				size := spanSize(span)
 				cost := spanCost(size)
 				var flags uint8
 				if cost+headers > maxBatch {

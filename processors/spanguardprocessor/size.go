@@ -16,6 +16,22 @@ import (
 // attribute with an empty key, or a value of no known type) the span is
 // measured with the pdata sizer instead, so the result stays exact.
 func spanSize(span ptrace.Span) int {
+	n, _ := measureSpan(span, nil)
+	return n
+}
+
+// measureSpan is spanSize; with lim set it also reports whether lim.apply
+// would leave the span as it is (within), so that a span within its limits,
+// the usual case, has its attributes read once rather than once for the
+// limits and once for the size.
+func measureSpan(span ptrace.Span, lim *spanLimits) (size int, within bool) {
+	var maxValue, maxAttrs int
+	if lim != nil {
+		maxValue, maxAttrs = lim.maxValue, lim.maxAttrs
+	}
+	within = true
+	// capped reports whether a map is over the attribute cap.
+	capped := func(m pcommon.Map) bool { return maxAttrs > 0 && m.Len() > maxAttrs }
 	n := idField(!span.TraceID().IsEmpty(), 16) + idField(!span.SpanID().IsEmpty(), 8) +
 		idField(!span.ParentSpanID().IsEmpty(), 8)
 	n += strField(len(span.TraceState().AsRaw()))
@@ -32,36 +48,46 @@ func spanSize(span ptrace.Span) int {
 	if span.EndTimestamp() != 0 {
 		n += 9
 	}
-	a, ok := mapSize(span.Attributes())
+	attrs := span.Attributes()
+	a, ok, over := mapSize(attrs, maxValue, true)
 	if !ok {
-		return marshaler.SpanSize(span)
+		return marshaler.SpanSize(span), false
 	}
+	within = within && !over && !capped(attrs)
 	n += a
 	n += countField(span.DroppedAttributesCount())
 	events := span.Events()
+	if lim != nil && lim.maxEvents > 0 && events.Len() > lim.maxEvents {
+		within = false
+	}
 	for i := 0; i < events.Len(); i++ {
 		ev := events.At(i)
 		e := strField(len(ev.Name()))
 		if ev.Timestamp() != 0 {
 			e += 9
 		}
-		a, ok := mapSize(ev.Attributes())
+		a, ok, over := mapSize(ev.Attributes(), maxValue, true)
 		if !ok {
-			return marshaler.SpanSize(span)
+			return marshaler.SpanSize(span), false
 		}
+		within = within && !over && !capped(ev.Attributes())
 		e += a + countField(ev.DroppedAttributesCount())
 		n += 1 + sov(uint64(e)) + e
 	}
 	n += countField(span.DroppedEventsCount())
 	links := span.Links()
+	if lim != nil && lim.maxLinks > 0 && links.Len() > lim.maxLinks {
+		within = false
+	}
 	for i := 0; i < links.Len(); i++ {
 		lk := links.At(i)
 		l := idField(!lk.TraceID().IsEmpty(), 16) + idField(!lk.SpanID().IsEmpty(), 8)
 		l += strField(len(lk.TraceState().AsRaw()))
-		a, ok := mapSize(lk.Attributes())
+		a, ok, over := mapSize(lk.Attributes(), maxValue, true)
 		if !ok {
-			return marshaler.SpanSize(span)
+			return marshaler.SpanSize(span), false
 		}
+		within = within && !over && !capped(lk.Attributes())
 		l += a + countField(lk.DroppedAttributesCount())
 		if lk.Flags() != 0 {
 			l += 5
@@ -75,7 +101,7 @@ func spanSize(span ptrace.Span) int {
 		s += 1 + sov(uint64(c))
 	}
 	n += 1 + sov(uint64(s)) + s
-	return n
+	return n, within
 }
 
 // sov is the length of v as a protobuf varint.
@@ -114,17 +140,23 @@ func countField(v uint32) int {
 }
 
 // mapSize is the size of m's entries as repeated KeyValue fields; ok is false
-// where a hidden dictionary reference may be present.
-func mapSize(m pcommon.Map) (int, bool) {
-	n := 0
+// where a hidden dictionary reference may be present. With maxValue > 0,
+// over reports whether the span limits would cut a value of m: a string or
+// byte array longer than maxValue, at any depth. In a span's, event's or
+// link's own attributes (item set) the truncation markers are not cut, as
+// in spanLimits.truncateMap; in a nested map everything is.
+func mapSize(m pcommon.Map, maxValue int, item bool) (n int, ok, over bool) {
 	for k, v := range m.All() {
 		if len(k) == 0 {
-			return 0, false
+			return 0, false, false
 		}
 		var vs int
 		// Most values are non-empty strings: one type check instead of two.
 		if l := len(v.Str()); l > 0 {
 			vs = 1 + sov(uint64(l)) + l
+			if maxValue > 0 && l > maxValue && !(item && isTruncationMarker(k)) {
+				over = true
+			}
 		} else {
 			switch v.Type() {
 			case pcommon.ValueTypeStr:
@@ -136,9 +168,12 @@ func mapSize(m pcommon.Map) (int, bool) {
 			case pcommon.ValueTypeBool:
 				vs = 2
 			default:
-				var ok bool
-				if vs, ok = valueSize(v); !ok {
-					return 0, false
+				var ok, long bool
+				if vs, ok, long = valueSize(v, maxValue); !ok {
+					return 0, false, false
+				}
+				if long && !(item && isTruncationMarker(k)) {
+					over = true
 				}
 			}
 		}
@@ -149,43 +184,50 @@ func mapSize(m pcommon.Map) (int, bool) {
 		kv := 1 + sov(uint64(len(k))) + len(k) + 1 + sov(uint64(vs)) + vs
 		n += 1 + sov(uint64(kv)) + kv
 	}
-	return n, true
+	return n, true, over
 }
 
-// valueSize is the encoded size of an AnyValue's body.
-func valueSize(v pcommon.Value) (int, bool) {
+// isTruncationMarker reports whether k is one of the attributes that record
+// a truncation (truncateMap leaves their values alone).
+func isTruncationMarker(k string) bool { return k == attrTruncatedKeys || k == attrTruncatedOrigBytes }
+
+// valueSize is the encoded size of an AnyValue's body; with maxValue > 0,
+// long reports whether it holds a string or byte array longer than maxValue
+// (what spanLimits.truncateValue cuts).
+func valueSize(v pcommon.Value, maxValue int) (n int, ok, long bool) {
+	isLong := func(l int) bool { return maxValue > 0 && l > maxValue }
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		l := len(v.Str())
-		return 1 + sov(uint64(l)) + l, true
+		return 1 + sov(uint64(l)) + l, true, isLong(l)
 	case pcommon.ValueTypeInt:
-		return 1 + sov(uint64(v.Int())), true
+		return 1 + sov(uint64(v.Int())), true, false
 	case pcommon.ValueTypeDouble:
-		return 9, true
+		return 9, true, false
 	case pcommon.ValueTypeBool:
-		return 2, true
+		return 2, true, false
 	case pcommon.ValueTypeBytes:
 		l := v.Bytes().Len()
-		return 1 + sov(uint64(l)) + l, true
+		return 1 + sov(uint64(l)) + l, true, isLong(l)
 	case pcommon.ValueTypeSlice:
 		s := v.Slice()
-		n := 0
 		for i := 0; i < s.Len(); i++ {
-			e, ok := valueSize(s.At(i))
+			e, ok, l := valueSize(s.At(i), maxValue)
 			if !ok {
-				return 0, false
+				return 0, false, false
 			}
 			n += 1 + sov(uint64(e)) + e
+			long = long || l
 		}
-		return 1 + sov(uint64(n)) + n, true
+		return 1 + sov(uint64(n)) + n, true, long
 	case pcommon.ValueTypeMap:
-		n, ok := mapSize(v.Map())
+		n, ok, over := mapSize(v.Map(), maxValue, false)
 		if !ok {
-			return 0, false
+			return 0, false, false
 		}
-		return 1 + sov(uint64(n)) + n, true
+		return 1 + sov(uint64(n)) + n, true, over
 	}
 	// Empty: either no value at all or a dictionary reference that the
 	// public API does not show.
-	return 0, false
+	return 0, false, false
 }

@@ -195,3 +195,52 @@ func FuzzSpanSize(f *testing.F) {
 		}
 	})
 }
+
+// TestMeasureSpanWithinLimits checks that measureSpan reports a span within
+// its limits exactly when applying the limits would change nothing (where
+// the sizer is exact), on random spans under several limits, and on the
+// truncation markers, which are not cut at the top level but are inside a
+// nested map.
+func TestMeasureSpanWithinLimits(t *testing.T) {
+	check := func(t *testing.T, span ptrace.Span, lim spanLimits) {
+		t.Helper()
+		size, within := measureSpan(span, &lim)
+		_, exact := measureSpan(span, nil)
+		require.Equal(t, spanSize(span), size)
+		limited := ptrace.NewSpan()
+		span.CopyTo(limited)
+		res := lim.apply(limited)
+		if within {
+			require.False(t, res.changed, "within the limits, but apply changed the span")
+			require.Equal(t, marshaler.SpanSize(span), marshaler.SpanSize(limited))
+		} else if exact {
+			require.True(t, res.changed, "not within the limits, but apply changed nothing")
+		}
+	}
+	limits := []spanLimits{
+		{maxValue: 16384, marker: "…", maxAttrs: 128, maxEvents: 128, maxLinks: 128},
+		{maxValue: 100, marker: "…", maxAttrs: 5, maxEvents: 2, maxLinks: 2},
+		{maxValue: 0, maxAttrs: 3},
+		{maxValue: 10},
+		{},
+	}
+	for seed := uint64(0); seed < 2000; seed++ {
+		span := ptrace.NewSpan()
+		randomSpan(rand.New(rand.NewPCG(seed, 5)), span)
+		for _, lim := range limits {
+			check(t, span, lim)
+		}
+	}
+	long := strings.Repeat("m", 200)
+	marker := ptrace.NewSpan()
+	marker.Attributes().PutStr(attrTruncatedKeys, long)
+	marker.Attributes().PutEmptySlice(attrTruncatedOrigBytes).AppendEmpty().SetStr(long)
+	_, within := measureSpan(marker, &limits[1])
+	assert.True(t, within, "the top-level truncation markers are not cut")
+	check(t, marker, limits[1])
+	nested := ptrace.NewSpan()
+	nested.Attributes().PutEmptyMap("m").PutStr(attrTruncatedKeys, long)
+	_, within = measureSpan(nested, &limits[1])
+	assert.False(t, within, "a nested value named like a marker is cut")
+	check(t, nested, limits[1])
+}
