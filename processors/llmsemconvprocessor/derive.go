@@ -156,7 +156,7 @@ func (n *normalizer) buildMessages(it *item, s *scratch, st *batchStats) {
 	} else {
 		for _, w := range s.writes {
 			if w.target == attrFinishReasons {
-				finish = w.v.arr
+				finish = w.v.strs()
 			}
 		}
 	}

@@ -14,11 +14,22 @@ import (
 // val is a converted attribute value waiting to be written.
 type val struct {
 	kind attrType
-	s    string
-	i    int64
-	d    float64
-	b    bool
-	arr  []string
+	// single: a string array of the one element s (the usual finish
+	// reason), held without a slice of its own.
+	single bool
+	s      string
+	i      int64
+	d      float64
+	b      bool
+	arr    []string
+}
+
+// strs returns the elements of a string array.
+func (v val) strs() []string {
+	if v.single {
+		return []string{v.s}
+	}
+	return v.arr
 }
 
 func (v val) put(m pcommon.Map, k string) {
@@ -30,13 +41,31 @@ func (v val) put(m pcommon.Map, k string) {
 	case typeBool:
 		m.PutBool(k, v.b)
 	case typeStringArray:
-		s := m.PutEmptySlice(k)
-		s.EnsureCapacity(len(v.arr))
-		for _, e := range v.arr {
-			s.AppendEmpty().SetStr(e)
-		}
+		v.putArray(m.PutEmptySlice(k), pcommon.Value{})
 	default:
 		m.PutStr(k, v.s)
+	}
+}
+
+// putArray fills s with a string array's elements. A string value that goes
+// away (donor, when not the zero Value) is moved into the first element,
+// which then reuses its storage.
+func (v val) putArray(s pcommon.Slice, donor pcommon.Value) {
+	if v.single {
+		e := s.AppendEmpty()
+		if donor != (pcommon.Value{}) {
+			donor.MoveTo(e)
+		}
+		e.SetStr(v.s)
+		return
+	}
+	s.EnsureCapacity(len(v.arr))
+	for i, x := range v.arr {
+		e := s.AppendEmpty()
+		if i == 0 && donor != (pcommon.Value{}) {
+			donor.MoveTo(e)
+		}
+		e.SetStr(x)
 	}
 }
 
@@ -89,6 +118,9 @@ func (v val) equal(p pcommon.Value) bool {
 	case typeBool:
 		return p.Type() == pcommon.ValueTypeBool && p.Bool() == v.b
 	case typeStringArray:
+		if v.single {
+			return p.Type() == pcommon.ValueTypeSlice && p.Slice().Len() == 1 && p.Slice().At(0).AsString() == v.s
+		}
 		if p.Type() != pcommon.ValueTypeSlice || p.Slice().Len() != len(v.arr) {
 			return false
 		}
@@ -113,6 +145,9 @@ func (v val) String() string {
 	case typeBool:
 		return strconv.FormatBool(v.b)
 	case typeStringArray:
+		if v.single {
+			return v.s
+		}
 		return strings.Join(v.arr, ",")
 	}
 	return v.s
@@ -340,6 +375,11 @@ func (r *rule) convertValue(v pcommon.Value, start pcommon.Timestamp) (val, bool
 		switch r.typ {
 		case typeString:
 			return val{kind: typeString, s: r.mapValue(v.Str())}, true
+		case typeStringArray:
+			// One element, as toStrings reads a string that is not a JSON array.
+			if x := v.Str(); !strings.HasPrefix(strings.TrimSpace(x), "[") {
+				return val{kind: typeStringArray, single: true, s: r.mapValue(x)}, true
+			}
 		case typeInt:
 			i, ok := intFromString(v.Str())
 			return val{kind: typeInt, i: i}, ok

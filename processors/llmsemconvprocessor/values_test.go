@@ -39,3 +39,27 @@ func TestLookupLowerIsLowerASCIILookup(t *testing.T) {
 		require.Equal(t, wv, gv, "%q", k)
 	}
 }
+
+// TestStringArrayFromOneString: a string that is not a JSON array converts
+// to a one-element array without a slice of its own (val.single), which
+// writes, compares and prints as the general conversion does.
+func TestStringArrayFromOneString(t *testing.T) {
+	r := &rule{typ: typeStringArray, values: map[string]string{"stop": "stop", "end_turn": "stop"}}
+	for _, in := range []string{"STOP", "end_turn", " length ", "", `["stop","length"]`, "[not json"} {
+		got, gok := r.convertValue(pcommon.NewValueStr(in), 0)
+		want, wok := r.convert(rawOf(pcommon.NewValueStr(in)), 0)
+		require.Equal(t, wok, gok, "%q", in)
+		require.Equal(t, want.strs(), got.strs(), "%q", in)
+		require.Equal(t, want.String(), got.String(), "%q", in)
+		gm, wm := pcommon.NewMap(), pcommon.NewMap()
+		got.put(gm, "k")
+		want.put(wm, "k")
+		require.Equal(t, wm.AsRaw(), gm.AsRaw(), "%q", in)
+		gv, _ := gm.Get("k")
+		require.True(t, want.equal(gv), "%q", in)
+		require.True(t, got.equal(gv), "%q", in)
+		other := pcommon.NewValueSlice()
+		other.Slice().AppendEmpty().SetStr("other")
+		require.False(t, got.equal(other), "%q", in)
+	}
+}

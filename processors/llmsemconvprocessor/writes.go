@@ -194,6 +194,17 @@ func (n *normalizer) putTo(it *item, s *scratch, w *pendingWrite, target string,
 			return
 		}
 	}
+	if w.v.kind == typeStringArray {
+		// A renamed string (a finish reason given as one string) lends its
+		// storage to the array's first element.
+		var donor pcommon.Value
+		if j := w.srcIdx; len(s.vals) > 0 && w.movable && j >= 0 && j < len(s.vals) && !s.skipped(w.src) && s.vals[j].Type() == pcommon.ValueTypeStr {
+			donor = s.vals[j]
+			clearBit(s.free, j)
+		}
+		w.v.putArray(s.dest(it).PutEmptySlice(target), donor)
+		return
+	}
 	w.v.put(s.dest(it), target)
 }
 
