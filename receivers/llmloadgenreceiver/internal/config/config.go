@@ -328,62 +328,71 @@ func (cfg *Config) Validate() error {
 		add(cfg.Live.validateLive(cfg))
 		return errors.Join(errs...)
 	}
-	add(oneOf("timing", cfg.Timing, allowedTimings))
+	errs = append(errs, cfg.validateSynthetic()...)
+	errs = append(errs, cfg.validateOutput()...)
+	return errors.Join(errs...) // drops the nils
+}
+
+// validateSynthetic checks what synthetic mode simulates: timing, the
+// dialect, the run's length and the traffic's sections.
+func (cfg *Config) validateSynthetic() []error {
+	errs := []error{oneOf("timing", cfg.Timing, allowedTimings)}
 	if cfg.StartTime != "" {
 		if _, err := time.Parse(time.RFC3339Nano, cfg.StartTime); err != nil {
-			add(fmt.Errorf("start_time: %q is not an RFC 3339 time: %w", cfg.StartTime, err))
+			errs = append(errs, fmt.Errorf("start_time: %q is not an RFC 3339 time: %w", cfg.StartTime, err))
 		}
 	}
-	add(oneOf("semconv", cfg.Semconv, SemconvDialects))
+	errs = append(errs, oneOf("semconv", cfg.Semconv, SemconvDialects))
 	if cfg.Duration < 0 {
-		add(fmt.Errorf("duration: must be >= 0, got %v", cfg.Duration))
+		errs = append(errs, fmt.Errorf("duration: must be >= 0, got %v", cfg.Duration))
 	}
 	if cfg.Requests < 0 {
-		add(fmt.Errorf("requests: must be >= 0, got %d", cfg.Requests))
+		errs = append(errs, fmt.Errorf("requests: must be >= 0, got %d", cfg.Requests))
 	}
-	add(cfg.Arrival.validate())
-	add(cfg.validateScenarios())
-	add(cfg.validateModels())
-	add(validateFaults(cfg.Faults))
-	add(cfg.Agent.validate())
-	add(cfg.RAG.validate())
-	add(cfg.Stream.validate())
+	return append(errs, cfg.Arrival.validate(), cfg.validateScenarios(), cfg.validateModels(),
+		validateFaults(cfg.Faults), cfg.Agent.validate(), cfg.RAG.validate(), cfg.Stream.validate())
+}
+
+// validateOutput checks how synthetic mode emits: content sizes, resources,
+// metrics, batching, progress and backpressure.
+func (cfg *Config) validateOutput() []error {
+	var errs []error
 	if cfg.Content.PromptBytes < 0 || cfg.Content.CompletionBytes < 0 {
-		add(errors.New("content: prompt_bytes and completion_bytes must be >= 0"))
+		errs = append(errs, errors.New("content: prompt_bytes and completion_bytes must be >= 0"))
 	}
 	if cfg.Resources.Services < 1 {
-		add(fmt.Errorf("resources.services: must be >= 1, got %d", cfg.Resources.Services))
+		errs = append(errs, fmt.Errorf("resources.services: must be >= 1, got %d", cfg.Resources.Services))
 	}
 	if cfg.Resources.InstancesPerService < 1 {
-		add(fmt.Errorf("resources.instances_per_service: must be >= 1, got %d", cfg.Resources.InstancesPerService))
+		errs = append(errs, fmt.Errorf("resources.instances_per_service: must be >= 1, got %d", cfg.Resources.InstancesPerService))
 	}
 	if cfg.Metrics.Interval <= 0 {
-		add(fmt.Errorf("metrics.interval: must be > 0, got %v", cfg.Metrics.Interval))
+		errs = append(errs, fmt.Errorf("metrics.interval: must be > 0, got %v", cfg.Metrics.Interval))
 	}
 	if cfg.BatchSize < 1 {
-		add(fmt.Errorf("batch_size: must be >= 1, got %d", cfg.BatchSize))
+		errs = append(errs, fmt.Errorf("batch_size: must be >= 1, got %d", cfg.BatchSize))
 	}
 	if cfg.FlushInterval <= 0 {
-		add(fmt.Errorf("flush_interval: must be > 0, got %v", cfg.FlushInterval))
+		errs = append(errs, fmt.Errorf("flush_interval: must be > 0, got %v", cfg.FlushInterval))
 	}
 	if cfg.ProgressInterval < 0 {
-		add(fmt.Errorf("progress_interval: must be >= 0, got %v", cfg.ProgressInterval))
+		errs = append(errs, fmt.Errorf("progress_interval: must be >= 0, got %v", cfg.ProgressInterval))
 	}
 	switch {
 	case !slices.Contains(ProgressOutputs, cfg.ProgressOutput):
-		add(fmt.Errorf("progress_output: unknown value %q; allowed values: %s", cfg.ProgressOutput, strings.Join(ProgressOutputs, ", ")))
+		errs = append(errs, fmt.Errorf("progress_output: unknown value %q; allowed values: %s", cfg.ProgressOutput, strings.Join(ProgressOutputs, ", ")))
 	case cfg.ProgressOutput == ProgressConsole && cfg.Mode != ModeLive:
-		add(fmt.Errorf("progress_output: %q needs mode %q (synthetic mode logs its progress)", ProgressConsole, ModeLive))
+		errs = append(errs, fmt.Errorf("progress_output: %q needs mode %q (synthetic mode logs its progress)", ProgressConsole, ModeLive))
 	case cfg.ProgressOutput == ProgressConsole && cfg.ProgressInterval == 0:
-		add(fmt.Errorf("progress_output: %q needs a progress_interval above 0", ProgressConsole))
+		errs = append(errs, fmt.Errorf("progress_output: %q needs a progress_interval above 0", ProgressConsole))
 	}
 	if cfg.Backpressure.InitialBackoff <= 0 {
-		add(fmt.Errorf("backpressure.initial_backoff: must be > 0, got %v", cfg.Backpressure.InitialBackoff))
+		errs = append(errs, fmt.Errorf("backpressure.initial_backoff: must be > 0, got %v", cfg.Backpressure.InitialBackoff))
 	}
 	if cfg.Backpressure.MaxBackoff < cfg.Backpressure.InitialBackoff {
-		add(fmt.Errorf("backpressure.max_backoff: must be >= backpressure.initial_backoff (%v), got %v", cfg.Backpressure.InitialBackoff, cfg.Backpressure.MaxBackoff))
+		errs = append(errs, fmt.Errorf("backpressure.max_backoff: must be >= backpressure.initial_backoff (%v), got %v", cfg.Backpressure.InitialBackoff, cfg.Backpressure.MaxBackoff))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (a *ArrivalConfig) validate() error {

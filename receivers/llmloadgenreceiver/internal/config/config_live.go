@@ -248,76 +248,79 @@ func (*LiveConfig) Validate() error { return nil }
 // validateLive checks the live section and the top-level fields live mode
 // uses; Config.Validate calls it when mode is live.
 func (l *LiveConfig) validateLive(cfg *Config) error {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if l.Client.Endpoint == "" {
-		add(errors.New("live.client.endpoint: must be the API base URL, e.g. http://127.0.0.1:8000/v1"))
-	} else if u, err := url.Parse(l.Client.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		add(fmt.Errorf("live.client.endpoint: %q is not an http or https URL", l.Client.Endpoint))
-	}
-	if l.Client.Timeout != 0 {
-		add(fmt.Errorf("live.client.timeout: must be 0 (a whole-request timeout cuts long streams); use live.timeouts.connect, ttft, idle and total, got %v", l.Client.Timeout))
-	}
-	if l.Model == "" {
-		add(errors.New("live.model: must not be empty"))
-	}
-	if l.Provider == "" {
-		add(errors.New("live.provider: must not be empty (e.g. openai, vllm)"))
-	}
-	add(oneOf("live.operation", l.Operation, allowedLiveOps))
-	add(oneOf("live.chunk_events", l.ChunkEvents, allowedChunkEvents))
-	if l.MaxTokens < 1 {
-		add(fmt.Errorf("live.max_tokens: must be >= 1, got %d", l.MaxTokens))
-	}
-	if l.MaxConcurrency < 0 {
-		add(fmt.Errorf("live.max_concurrency: must be >= 0, got %d", l.MaxConcurrency))
-	}
-	if l.MaxQueue < 0 {
-		add(fmt.Errorf("live.max_queue: must be >= 0, got %d", l.MaxQueue))
-	}
-	if _, err := json.Marshal(l.ExtraBody); err != nil {
-		add(fmt.Errorf("live.extra_body: cannot be encoded as JSON: %w", err))
-	}
-	for _, err := range l.validateStreamAndPacer() {
-		add(err)
-	}
-	for _, err := range l.validateWorkload() {
-		add(err)
-	}
+	errs := l.validateRequest()
+	errs = append(errs, l.validateStreamAndPacer()...)
+	errs = append(errs, l.validateWorkload()...)
 	for name, d := range map[string]time.Duration{"connect": l.Timeouts.Connect, "ttft": l.Timeouts.TTFT, "idle": l.Timeouts.Idle, "total": l.Timeouts.Total} {
 		if d <= 0 {
-			add(fmt.Errorf("live.timeouts.%s: must be > 0, got %v", name, d))
+			errs = append(errs, fmt.Errorf("live.timeouts.%s: must be > 0, got %v", name, d))
 		}
 	}
 	if l.DrainTimeout < 0 {
-		add(fmt.Errorf("live.drain_timeout: must be >= 0, got %v", l.DrainTimeout))
+		errs = append(errs, fmt.Errorf("live.drain_timeout: must be >= 0, got %v", l.DrainTimeout))
 	}
-	add(l.Sweep.validate(cfg.Arrival.Type))
+	errs = append(errs, l.Sweep.validate(cfg.Arrival.Type))
+	errs = append(errs, l.validateRunFields(cfg)...)
+	return errors.Join(errs...)
+}
 
-	// Top-level fields that live mode shares with synthetic mode.
+// validateRequest checks what every request is built from: the endpoint,
+// the model and the body's parameters (errors.Join drops the nils).
+func (l *LiveConfig) validateRequest() []error {
+	var errs []error
+	if l.Client.Endpoint == "" {
+		errs = append(errs, errors.New("live.client.endpoint: must be the API base URL, e.g. http://127.0.0.1:8000/v1"))
+	} else if u, err := url.Parse(l.Client.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("live.client.endpoint: %q is not an http or https URL", l.Client.Endpoint))
+	}
+	if l.Client.Timeout != 0 {
+		errs = append(errs, fmt.Errorf("live.client.timeout: must be 0 (a whole-request timeout cuts long streams); use live.timeouts.connect, ttft, idle and total, got %v", l.Client.Timeout))
+	}
+	if l.Model == "" {
+		errs = append(errs, errors.New("live.model: must not be empty"))
+	}
+	if l.Provider == "" {
+		errs = append(errs, errors.New("live.provider: must not be empty (e.g. openai, vllm)"))
+	}
+	errs = append(errs, oneOf("live.operation", l.Operation, allowedLiveOps), oneOf("live.chunk_events", l.ChunkEvents, allowedChunkEvents))
+	if l.MaxTokens < 1 {
+		errs = append(errs, fmt.Errorf("live.max_tokens: must be >= 1, got %d", l.MaxTokens))
+	}
+	if l.MaxConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("live.max_concurrency: must be >= 0, got %d", l.MaxConcurrency))
+	}
+	if l.MaxQueue < 0 {
+		errs = append(errs, fmt.Errorf("live.max_queue: must be >= 0, got %d", l.MaxQueue))
+	}
+	if _, err := json.Marshal(l.ExtraBody); err != nil {
+		errs = append(errs, fmt.Errorf("live.extra_body: cannot be encoded as JSON: %w", err))
+	}
+	return errs
+}
+
+// validateRunFields checks the top-level fields live mode shares with
+// synthetic mode.
+func (l *LiveConfig) validateRunFields(cfg *Config) []error {
+	var errs []error
 	if l.Sweep.StepDuration == 0 {
-		add(cfg.Arrival.validate())
+		errs = append(errs, cfg.Arrival.validate())
 	}
 	if cfg.Duration < 0 {
-		add(fmt.Errorf("duration: must be >= 0, got %v", cfg.Duration))
+		errs = append(errs, fmt.Errorf("duration: must be >= 0, got %v", cfg.Duration))
 	}
 	if cfg.Requests < 0 {
-		add(fmt.Errorf("requests: must be >= 0, got %d", cfg.Requests))
+		errs = append(errs, fmt.Errorf("requests: must be >= 0, got %d", cfg.Requests))
 	}
 	if cfg.BatchSize < 1 {
-		add(fmt.Errorf("batch_size: must be >= 1, got %d", cfg.BatchSize))
+		errs = append(errs, fmt.Errorf("batch_size: must be >= 1, got %d", cfg.BatchSize))
 	}
 	if cfg.FlushInterval <= 0 {
-		add(fmt.Errorf("flush_interval: must be > 0, got %v", cfg.FlushInterval))
+		errs = append(errs, fmt.Errorf("flush_interval: must be > 0, got %v", cfg.FlushInterval))
 	}
 	if cfg.Metrics.Interval <= 0 {
-		add(fmt.Errorf("metrics.interval: must be > 0, got %v", cfg.Metrics.Interval))
+		errs = append(errs, fmt.Errorf("metrics.interval: must be > 0, got %v", cfg.Metrics.Interval))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (s *LiveSweepConfig) validate(arrivalType string) error {

@@ -189,15 +189,7 @@ func (r *Runner) Start(ctx context.Context, host component.Host) error {
 	if err := r.openTrace(); err != nil { // live.trace and live.dataset exclude each other
 		return err
 	}
-	path := "/chat/completions"
-	if r.lc.Operation == config.LiveOpText {
-		path = "/completions"
-	}
-	r.client = &liveClient{cfg: r.lc, client: hc, url: strings.TrimRight(r.lc.Client.Endpoint, "/") + path,
-		keepTimes: r.lc.ChunkEvents == config.ChunkEventsAll}
-	if key := string(r.lc.APIKey); key != "" {
-		r.client.auth = "Bearer " + key
-	}
+	r.client = r.newClient(hc)
 	if r.lc.MaxConcurrency > 0 {
 		r.sem = make(chan struct{}, r.lc.MaxConcurrency)
 	}
@@ -225,36 +217,62 @@ func (r *Runner) Start(ctx context.Context, host component.Host) error {
 	}()
 	go func() {
 		defer close(r.schedDone)
-		r.logger.Info("llm_loadgen live run started",
-			zap.String("endpoint", r.client.url), zap.String("model", r.lc.Model),
-			zap.String("arrival", r.cfg.Arrival.Type), zap.Int("max_concurrency", r.lc.MaxConcurrency),
-			zap.Uint64("seed", r.seed), zap.String("run_id", r.plan.RunID), zap.Int("shard_index", r.plan.Index),
-			zap.Int("shard_count", r.plan.Count), zap.Time("start_at", start))
-		r.progress.print(fmt.Sprintf("llm_loadgen: live load against %s, model %s: %s", r.client.url, r.lc.Model,
-			describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
-		if r.workloadLine != "" {
-			r.progress.print(r.workloadLine)
-		}
-		if name := r.prompts.tokenizerName(); name != "" && r.dataset == nil && r.trace == nil {
-			r.progress.print("llm_loadgen: prompts built to exact token counts of their contents under " + name +
-				" (the server's chat template adds its own tokens)")
-		}
-		r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
-		switch {
-		case !r.plan.WaitStart(schedCtx):
-		case r.trace != nil:
-			r.runTrace(schedCtx, start)
-		case r.lc.Sweep.StepDuration > 0:
-			r.runSweep(schedCtx)
-		case r.cfg.Arrival.Type == config.ArrivalConcurrency:
-			r.runClosed(schedCtx, start)
-		default:
-			r.runOpen(schedCtx, r.cfg.Arrival, start, r.cfg.Duration)
-		}
+		r.announce(start)
+		r.schedule(schedCtx, start)
 		r.inflight.Wait()
 		close(r.results)
 	}()
 	return nil
+}
+
+// newClient is the request client of live.client on the HTTP client hc.
+func (r *Runner) newClient(hc *http.Client) *liveClient {
+	path := "/chat/completions"
+	if r.lc.Operation == config.LiveOpText {
+		path = "/completions"
+	}
+	c := &liveClient{cfg: r.lc, client: hc, url: strings.TrimRight(r.lc.Client.Endpoint, "/") + path,
+		keepTimes: r.lc.ChunkEvents == config.ChunkEventsAll}
+	if key := string(r.lc.APIKey); key != "" {
+		c.auth = "Bearer " + key
+	}
+	return c
+}
+
+// announce logs the run's start and prints what it sends on the console.
+func (r *Runner) announce(start time.Time) {
+	r.logger.Info("llm_loadgen live run started",
+		zap.String("endpoint", r.client.url), zap.String("model", r.lc.Model),
+		zap.String("arrival", r.cfg.Arrival.Type), zap.Int("max_concurrency", r.lc.MaxConcurrency),
+		zap.Uint64("seed", r.seed), zap.String("run_id", r.plan.RunID), zap.Int("shard_index", r.plan.Index),
+		zap.Int("shard_count", r.plan.Count), zap.Time("start_at", start))
+	r.progress.print(fmt.Sprintf("llm_loadgen: live load against %s, model %s: %s", r.client.url, r.lc.Model,
+		describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
+	if r.workloadLine != "" {
+		r.progress.print(r.workloadLine)
+	}
+	if name := r.prompts.tokenizerName(); name != "" && r.dataset == nil && r.trace == nil {
+		r.progress.print("llm_loadgen: prompts built to exact token counts of their contents under " + name +
+			" (the server's chat template adds its own tokens)")
+	}
+}
+
+// schedule issues the run's requests, from start (a shard waits for
+// start_at), by the configured schedule: a trace, a sweep, virtual users or
+// open-loop arrivals. It returns when the schedule is over or ctx ends.
+func (r *Runner) schedule(ctx context.Context, start time.Time) {
+	r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
+	switch {
+	case !r.plan.WaitStart(ctx):
+	case r.trace != nil:
+		r.runTrace(ctx, start)
+	case r.lc.Sweep.StepDuration > 0:
+		r.runSweep(ctx)
+	case r.cfg.Arrival.Type == config.ArrivalConcurrency:
+		r.runClosed(ctx, start)
+	default:
+		r.runOpen(ctx, r.cfg.Arrival, start, r.cfg.Duration)
+	}
 }
 
 // Shutdown stops scheduling, lets requests in flight finish for up to
@@ -365,66 +383,9 @@ func (r *Runner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time)
 	return true, true
 }
 
-// pacer waits for each arrival's time: asleep until Spin before it, on a
-// timerfd (Linux; the kernel's timer, woken within microseconds) or the Go
-// runtime's timer (woken within about a millisecond: its poller waits in
-// whole milliseconds), then on the clock. BenchmarkPacer measures both.
-type pacer struct {
-	timer *time.Timer
-	tf    *timerfd // nil: the runtime's timer
-	spin  time.Duration
-}
-
-func (r *Runner) newPacer() *pacer {
-	p := &pacer{timer: time.NewTimer(time.Hour), spin: r.lc.Pacer.Spin}
-	if r.lc.Pacer.Clock == config.PacerTimerfd {
-		tf, err := newTimerfd()
-		if err != nil {
-			r.logger.Warn("llm_loadgen: no timerfd; the open-loop schedule waits on the runtime's timer (about a millisecond late)", zap.Error(err))
-		}
-		p.tf = tf
-	}
-	return p
-}
-
-func (p *pacer) close() {
-	p.timer.Stop()
-	if p.tf != nil {
-		p.tf.close()
-	}
-}
-
 // timerfdSlice bounds one timerfd sleep, so that a cancelled run is seen
 // within it.
 const timerfdSlice = 20 * time.Millisecond
-
-// wait returns at sched; false when ctx ended first.
-func (p *pacer) wait(ctx context.Context, sched time.Time) bool {
-	for d := time.Until(sched) - p.spin; d > 0; d = time.Until(sched) - p.spin {
-		if p.tf == nil {
-			p.timer.Reset(d)
-			select {
-			case <-ctx.Done():
-				return false
-			case <-p.timer.C:
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		if err := p.tf.sleep(min(d, timerfdSlice)); err != nil {
-			p.tf.close()
-			p.tf = nil // the runtime's timer from here on
-		}
-	}
-	for n := 0; time.Now().Before(sched); n++ {
-		if n&1023 == 1023 && ctx.Err() != nil {
-			return false
-		}
-	}
-	return ctx.Err() == nil
-}
 
 // runClosed runs virtual users: each sends a request, waits for it to end,
 // thinks, and sends the next. The number of users follows the arrival

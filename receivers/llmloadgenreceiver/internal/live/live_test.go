@@ -426,8 +426,10 @@ func TestLiveReasoningModel(t *testing.T) {
 		assert.EqualValues(t, 16, a[genai.AttrUsageOutputTokens], "thinking tokens are output tokens")
 		assert.EqualValues(t, 4, a[attrLiveReasoning])
 		ttft, ttfa := a[attrLiveTTFT].(float64), a[attrLiveTTFA].(float64)
-		assert.InDelta(t, 0.030, ttft, 0.025, "TTFT is the first thinking token")
-		assert.GreaterOrEqual(t, ttfa-ttft, 4*0.010*0.9, "the answer starts after four more gaps")
+		// Lower bounds only: a busy machine delays the client, never the
+		// server's schedule.
+		assert.GreaterOrEqual(t, ttft, 0.030*0.9, "TTFT is at least the server's time to first token")
+		assert.GreaterOrEqual(t, ttfa-ttft, 4*0.010*0.9, "TTFT is the first thinking token: the answer starts four gaps later")
 	}
 }
 

@@ -27,23 +27,8 @@ type sweepStep struct {
 // that passed.
 func (r *Runner) runSweep(ctx context.Context) {
 	sw := r.lc.Sweep
-	var mu sync.Mutex
-	var cur *sweepStep
-	r.onResult = func(res *liveResult) {
-		mu.Lock()
-		defer mu.Unlock()
-		if cur == nil {
-			return
-		}
-		cur.sent++
-		if res.ErrorType != "" {
-			return
-		}
-		cur.completed++
-		if (sw.TTFT <= 0 || res.ttft() <= sw.TTFT) && (sw.TPOT <= 0 || res.tpot() <= sw.TPOT) && (sw.E2E <= 0 || res.e2e() <= sw.E2E) {
-			cur.good++
-		}
-	}
+	tally := &sweepTally{sw: sw}
+	r.onResult = tally.observe
 	knee := 0.0
 	verdict := "max_rate_reached"
 	watch := newServerWatch(sw.Server, &r.tel.Live, r.logger)
@@ -53,32 +38,7 @@ func (r *Runner) runSweep(ctx context.Context) {
 		if !ok {
 			break
 		}
-		step := &sweepStep{rate: rate}
-		mu.Lock()
-		cur = step
-		mu.Unlock()
-		a := r.cfg.Arrival
-		a.Rate, a.Stages = rate, nil
-		// Sharded runs step in lock-step: step k starts at start_at + k·step_duration
-		// on every shard, whenever the previous step's requests ended.
-		stepStart := time.Now()
-		if !r.plan.StartAt.IsZero() {
-			stepStart = r.plan.StartAt.Add(time.Duration(k) * sw.StepDuration)
-		}
-		r.step = k
-		if k > 0 {
-			r.readyAt = time.Now()
-		}
-		stopWatch := r.watchServer(ctx, watch)
-		r.runOpen(ctx, a, stepStart, sw.StepDuration)
-		// The step's verdict needs its requests' outcomes.
-		r.inflight.Wait()
-		stopWatch()
-		wall := time.Since(stepStart).Seconds()
-		mu.Lock()
-		s := *step
-		cur = nil
-		mu.Unlock()
+		s, wall := r.runStep(ctx, k, rate, tally, watch)
 		if ctx.Err() != nil {
 			return
 		}
@@ -103,6 +63,73 @@ func (r *Runner) runSweep(ctx context.Context) {
 	r.sweepKnee, r.sweepStoppedBy = knee, verdict
 	r.tel.Live.Knee.Record(context.Background(), knee)
 	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
+}
+
+// runStep runs step k of the sweep at rate and returns its counts once its
+// requests have ended, with its wall time in seconds.
+func (r *Runner) runStep(ctx context.Context, k int, rate float64, tally *sweepTally, watch *serverWatch) (sweepStep, float64) {
+	step := &sweepStep{rate: rate}
+	tally.begin(step)
+	a := r.cfg.Arrival
+	a.Rate, a.Stages = rate, nil
+	// Sharded runs step in lock-step: step k starts at start_at + k·step_duration
+	// on every shard, whenever the previous step's requests ended.
+	stepStart := time.Now()
+	if !r.plan.StartAt.IsZero() {
+		stepStart = r.plan.StartAt.Add(time.Duration(k) * r.lc.Sweep.StepDuration)
+	}
+	r.step = k
+	if k > 0 {
+		r.readyAt = time.Now()
+	}
+	stopWatch := r.watchServer(ctx, watch)
+	r.runOpen(ctx, a, stepStart, r.lc.Sweep.StepDuration)
+	// The step's verdict needs its requests' outcomes.
+	r.inflight.Wait()
+	stopWatch()
+	wall := time.Since(stepStart).Seconds()
+	return tally.end(), wall
+}
+
+// sweepTally counts the outcomes of the current step's requests as their
+// results arrive (on the output goroutine).
+type sweepTally struct {
+	sw  config.LiveSweepConfig
+	mu  sync.Mutex
+	cur *sweepStep // nil between steps
+}
+
+func (t *sweepTally) observe(res *liveResult) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == nil {
+		return
+	}
+	t.cur.sent++
+	if res.ErrorType != "" {
+		return
+	}
+	t.cur.completed++
+	sw := t.sw
+	if (sw.TTFT <= 0 || res.ttft() <= sw.TTFT) && (sw.TPOT <= 0 || res.tpot() <= sw.TPOT) && (sw.E2E <= 0 || res.e2e() <= sw.E2E) {
+		t.cur.good++
+	}
+}
+
+// begin makes step the one results count into.
+func (t *sweepTally) begin(step *sweepStep) {
+	t.mu.Lock()
+	t.cur = step
+	t.mu.Unlock()
+}
+
+// end stops counting and returns the step's counts.
+func (t *sweepTally) end() sweepStep {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := *t.cur
+	t.cur = nil
+	return s
 }
 
 // stepVerdict judges a finished step over wall seconds (the step and the

@@ -80,82 +80,99 @@ func (ma *metricsAgg) add(r *request) {
 // emit builds the cumulative metrics at time now; it returns the data and
 // its number of data points.
 func (ma *metricsAgg) emit(rd *renderer, now int64) (pmetric.Metrics, int) {
-	md := pmetric.NewMetrics()
-	points := 0
-	byRes := map[int]pmetric.MetricSlice{}
-	type metricKey struct {
-		res  int
-		name string
-	}
-	metrics := map[metricKey]pmetric.Metric{}
-	get := func(res int, def genai.MetricDef) pmetric.Metric {
-		mk := metricKey{res, def.Name}
-		if m, ok := metrics[mk]; ok {
-			return m
-		}
-		ms, ok := byRes[res]
-		if !ok {
-			rm := md.ResourceMetrics().AppendEmpty()
-			rd.resources[res].CopyTo(rm.Resource().Attributes())
-			sm := rm.ScopeMetrics().AppendEmpty()
-			sm.Scope().SetName(metadata.ScopeName)
-			sm.Scope().SetVersion(rd.version)
-			ms = sm.Metrics()
-			byRes[res] = ms
-		}
-		m := ms.AppendEmpty()
-		m.SetName(def.Name)
-		m.SetUnit(def.Unit)
-		m.SetDescription(def.Description)
-		if def.Instrument == genai.Counter {
-			s := m.SetEmptySum()
-			s.SetIsMonotonic(true)
-			s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		} else {
-			m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		}
-		metrics[mk] = m
-		return m
-	}
-	ts := pcommon.Timestamp(now)
-	hist := func(k seriesKey, def genai.MetricDef, h *genai.ExplicitHistogram, tokenType string) {
-		if def.Name == "" || h.Count == 0 {
-			return
-		}
-		dp := get(k.res, def).Histogram().DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(ma.start)
-		dp.SetTimestamp(ts)
-		h.CopyTo(dp)
-		metricAttrs(dp.Attributes(), k, tokenType)
-		points++
-	}
-	sum := func(k seriesKey, def genai.MetricDef, v int64) {
-		if def.Name == "" || v == 0 {
-			return
-		}
-		dp := get(k.res, def).Sum().DataPoints().AppendEmpty()
-		dp.SetStartTimestamp(ma.start)
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(v)
-		metricAttrs(dp.Attributes(), k, "")
-		points++
-	}
+	mo := &metricsOut{md: pmetric.NewMetrics(), rd: rd, start: ma.start, ts: pcommon.Timestamp(now),
+		byRes: map[int]pmetric.MetricSlice{}, metrics: map[metricKey]pmetric.Metric{}}
 	for _, k := range ma.order {
 		se := ma.series[k]
 		defs := genai.ClientMetricsFor(rd.d.metrics, genAIv141.opValue[k.op])
-		hist(k, defs.Duration, &se.duration, "")
-		hist(k, defs.TimeToFirstChunk, &se.ttft, "")
+		mo.hist(k, defs.Duration, &se.duration, "")
+		mo.hist(k, defs.TimeToFirstChunk, &se.ttft, "")
 		if defs.TokenUsage.Name != "" {
-			hist(k, defs.TokenUsage, &se.inTok, genai.TokenTypeInput)
-			hist(k, defs.TokenUsage, &se.outTok, genai.TokenTypeOutput)
+			mo.hist(k, defs.TokenUsage, &se.inTok, genai.TokenTypeInput)
+			mo.hist(k, defs.TokenUsage, &se.outTok, genai.TokenTypeOutput)
 		} else {
-			hist(k, defs.InputTokens, &se.inTok, "")
-			hist(k, defs.OutputTokens, &se.outTok, "")
-			sum(k, defs.InputTokensTotal, se.inSum)
-			sum(k, defs.OutputTokensTotal, se.outSum)
+			mo.hist(k, defs.InputTokens, &se.inTok, "")
+			mo.hist(k, defs.OutputTokens, &se.outTok, "")
+			mo.sum(k, defs.InputTokensTotal, se.inSum)
+			mo.sum(k, defs.OutputTokensTotal, se.outSum)
 		}
 	}
-	return md, points
+	return mo.md, mo.points
+}
+
+type metricKey struct {
+	res  int
+	name string
+}
+
+// metricsOut builds one emission of the cumulative metrics: one resource
+// per simulated service instance, one metric per name in it.
+type metricsOut struct {
+	md        pmetric.Metrics
+	rd        *renderer
+	start, ts pcommon.Timestamp
+	byRes     map[int]pmetric.MetricSlice
+	metrics   map[metricKey]pmetric.Metric
+	points    int
+}
+
+// metric returns the metric def of resource res, adding it on first use.
+func (mo *metricsOut) metric(res int, def genai.MetricDef) pmetric.Metric {
+	mk := metricKey{res, def.Name}
+	if m, ok := mo.metrics[mk]; ok {
+		return m
+	}
+	ms, ok := mo.byRes[res]
+	if !ok {
+		rm := mo.md.ResourceMetrics().AppendEmpty()
+		mo.rd.resources[res].CopyTo(rm.Resource().Attributes())
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName(metadata.ScopeName)
+		sm.Scope().SetVersion(mo.rd.version)
+		ms = sm.Metrics()
+		mo.byRes[res] = ms
+	}
+	m := ms.AppendEmpty()
+	m.SetName(def.Name)
+	m.SetUnit(def.Unit)
+	m.SetDescription(def.Description)
+	if def.Instrument == genai.Counter {
+		s := m.SetEmptySum()
+		s.SetIsMonotonic(true)
+		s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	} else {
+		m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	}
+	mo.metrics[mk] = m
+	return m
+}
+
+// hist adds series k's histogram h as a point of def, unless def is not in
+// the dialect's metrics or h is empty.
+func (mo *metricsOut) hist(k seriesKey, def genai.MetricDef, h *genai.ExplicitHistogram, tokenType string) {
+	if def.Name == "" || h.Count == 0 {
+		return
+	}
+	dp := mo.metric(k.res, def).Histogram().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(mo.start)
+	dp.SetTimestamp(mo.ts)
+	h.CopyTo(dp)
+	metricAttrs(dp.Attributes(), k, tokenType)
+	mo.points++
+}
+
+// sum adds series k's total v as a point of def, unless def is not in the
+// dialect's metrics or v is 0.
+func (mo *metricsOut) sum(k seriesKey, def genai.MetricDef, v int64) {
+	if def.Name == "" || v == 0 {
+		return
+	}
+	dp := mo.metric(k.res, def).Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(mo.start)
+	dp.SetTimestamp(mo.ts)
+	dp.SetIntValue(v)
+	metricAttrs(dp.Attributes(), k, "")
+	mo.points++
 }
 
 func metricAttrs(a pcommon.Map, k seriesKey, tokenType string) {

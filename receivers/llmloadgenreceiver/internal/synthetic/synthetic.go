@@ -255,71 +255,93 @@ func (h *inflight) Pop() any {
 // runRealtime starts requests on the wall clock and emits each one's
 // telemetry when its simulated request ends.
 func (s *Runner) runRealtime(ctx context.Context) {
-	var (
-		pending  inflight
-		free     []*request
-		lastSend = s.now()
-	)
+	rt := &realtime{lastSend: s.now()}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		now := s.simNow()
-		for !math.IsInf(s.nextArrival, 1) && s.origin+nanos(s.nextArrival) <= now {
-			var r *request
-			if n := len(free); n > 0 {
-				r, free = free[n-1], free[:n-1]
-			} else {
-				r = &request{}
-			}
-			s.issue(r)
-			heap.Push(&pending, r)
-		}
-		for len(pending) > 0 && pending[0].end <= now {
-			r := heap.Pop(&pending).(*request)
-			s.tel.Lag.Record(ctx, float64(now-r.end)/1e9)
-			s.collect(r)
-			free = append(free, r)
-			if s.inBatch >= s.cfg.BatchSize {
-				s.flush(ctx)
-				lastSend = s.now()
-			}
-		}
-		wall := s.now()
-		if s.inBatch > 0 && wall.Sub(lastSend) >= s.cfg.FlushInterval {
-			s.flush(ctx)
-			lastSend = wall
-		}
-		if s.l.Metrics != nil && wall.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
-			s.emitMetrics(ctx, s.simNow())
-			s.lastMetrics = wall
-		}
-		if s.cfg.ProgressInterval > 0 && wall.Sub(s.lastReport) >= s.cfg.ProgressInterval {
-			s.report(false)
-		}
-		if math.IsInf(s.nextArrival, 1) && len(pending) == 0 {
+		s.issueDue(rt, now)
+		s.collectEnded(ctx, rt, now)
+		s.housekeep(ctx, rt)
+		if math.IsInf(s.nextArrival, 1) && len(rt.pending) == 0 {
 			s.flush(ctx)
 			return
 		}
-
-		// Sleep until the next arrival, the next end, or the next flush.
-		wake := s.cfg.FlushInterval
-		if !math.IsInf(s.nextArrival, 1) {
-			wake = min(wake, time.Duration(s.origin+nanos(s.nextArrival)-s.simNow()))
-		}
-		if len(pending) > 0 {
-			wake = min(wake, time.Duration(pending[0].end-s.simNow()))
-		}
-		if wake < 0 {
-			wake = 0
-		}
-		timer.Reset(wake)
+		timer.Reset(s.nextWake(rt))
 		select {
 		case <-ctx.Done():
-			s.dropPending(ctx, len(pending))
+			s.dropPending(ctx, len(rt.pending))
 			return
 		case <-timer.C:
 		}
 	}
+}
+
+// realtime is the state of a realtime run: the requests in flight ordered
+// by their end, finished ones kept for reuse, and the last send.
+type realtime struct {
+	pending  inflight
+	free     []*request
+	lastSend time.Time
+}
+
+// issueDue builds every request whose arrival is due at simulated time now.
+func (s *Runner) issueDue(rt *realtime, now int64) {
+	for !math.IsInf(s.nextArrival, 1) && s.origin+nanos(s.nextArrival) <= now {
+		var r *request
+		if n := len(rt.free); n > 0 {
+			r, rt.free = rt.free[n-1], rt.free[:n-1]
+		} else {
+			r = &request{}
+		}
+		s.issue(r)
+		heap.Push(&rt.pending, r)
+	}
+}
+
+// collectEnded renders every request that has ended by now, sending a
+// batch when it is full.
+func (s *Runner) collectEnded(ctx context.Context, rt *realtime, now int64) {
+	for len(rt.pending) > 0 && rt.pending[0].end <= now {
+		r := heap.Pop(&rt.pending).(*request)
+		s.tel.Lag.Record(ctx, float64(now-r.end)/1e9)
+		s.collect(r)
+		rt.free = append(rt.free, r)
+		if s.inBatch >= s.cfg.BatchSize {
+			s.flush(ctx)
+			rt.lastSend = s.now()
+		}
+	}
+}
+
+// housekeep sends a batch older than flush_interval, the metrics every
+// metrics.interval and the progress every progress_interval.
+func (s *Runner) housekeep(ctx context.Context, rt *realtime) {
+	wall := s.now()
+	if s.inBatch > 0 && wall.Sub(rt.lastSend) >= s.cfg.FlushInterval {
+		s.flush(ctx)
+		rt.lastSend = wall
+	}
+	if s.l.Metrics != nil && wall.Sub(s.lastMetrics) >= s.cfg.Metrics.Interval {
+		s.emitMetrics(ctx, s.simNow())
+		s.lastMetrics = wall
+	}
+	if s.cfg.ProgressInterval > 0 && wall.Sub(s.lastReport) >= s.cfg.ProgressInterval {
+		s.report(false)
+	}
+}
+
+// nextWake is how long to sleep: until the next arrival, the next end or
+// the next flush.
+func (s *Runner) nextWake(rt *realtime) time.Duration {
+	wake := s.cfg.FlushInterval
+	if !math.IsInf(s.nextArrival, 1) {
+		wake = min(wake, time.Duration(s.origin+nanos(s.nextArrival)-s.simNow()))
+	}
+	if len(rt.pending) > 0 {
+		wake = min(wake, time.Duration(rt.pending[0].end-s.simNow()))
+	}
+	return max(wake, 0)
 }
 
 // dropPending accounts for the batch that shutdown interrupted.
