@@ -69,7 +69,7 @@ type liveRun struct {
 	r       *Runner
 }
 
-func startLive(t *testing.T, cfg *config.Config) *liveRun {
+func startLive(t testing.TB, cfg *config.Config) *liveRun {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	run := &liveRun{traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink)}
@@ -80,7 +80,7 @@ func startLive(t *testing.T, cfg *config.Config) *liveRun {
 	return run
 }
 
-func (r *liveRun) stop(t *testing.T) {
+func (r *liveRun) stop(t testing.TB) {
 	require.NoError(t, r.r.Shutdown(context.Background()))
 }
 
@@ -105,7 +105,7 @@ func (r *liveRun) spans(t *testing.T, n int) []ptrace.Span {
 
 // runDone returns the live run's runner once its results are all out (the
 // schedule, a sweep included, is over), failing after within.
-func (r *liveRun) runDone(t *testing.T, within time.Duration) *Runner {
+func (r *liveRun) runDone(t testing.TB, within time.Duration) *Runner {
 	t.Helper()
 	select {
 	case <-r.r.outDone:
