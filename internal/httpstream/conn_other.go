@@ -1,0 +1,16 @@
+//go:build !linux
+
+package httpstream
+
+import (
+	"errors"
+	"net"
+)
+
+// initKernelStamps does nothing: kernel receive timestamps are read on
+// Linux only.
+func (c *conn) initKernelStamps(*net.TCPConn) {}
+
+func (c *conn) recvmsg([]byte) (int, error) {
+	return 0, errors.New("httpstream: recvmsg is not used on this platform")
+}
