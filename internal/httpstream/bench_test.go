@@ -188,7 +188,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 	const streams = 1000
 	base := startBenchServer(b)
 	run := func(b *testing.B, open func(ctx context.Context) (io.ReadCloser, error)) {
-		var total float64
+		var total, heap, stack float64
 		for b.Loop() {
 			ctx, cancel := context.WithCancel(context.Background())
 			var before, after runtime.MemStats
@@ -228,10 +228,14 @@ func BenchmarkIdleStreams(b *testing.B) {
 			runtime.ReadMemStats(&after)
 			grow := float64(after.HeapInuse+after.StackInuse) - float64(before.HeapInuse+before.StackInuse)
 			total += grow / streams
+			heap += (float64(after.HeapInuse) - float64(before.HeapInuse)) / streams
+			stack += (float64(after.StackInuse) - float64(before.StackInuse)) / streams
 			cancel()
 			wg.Wait()
 		}
 		b.ReportMetric(total/float64(b.N), "bytes/stream")
+		b.ReportMetric(heap/float64(b.N), "heap-bytes/stream")
+		b.ReportMetric(stack/float64(b.N), "stack-bytes/stream")
 	}
 	b.Run("httpstream", func(b *testing.B) {
 		cl, err := New(base+"/hold", Options{KernelTimestamps: true, MaxIdle: -1})

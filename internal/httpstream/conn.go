@@ -39,6 +39,7 @@ type conn struct {
 	rn     int
 	roobn  int
 	rerr   error
+	sysMsg // recvmsg's msghdr and iovec, where the platform has them
 
 	kern, user time.Time // arrival stamps of the latest read
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,13 +36,28 @@ func (c *conn) initKernelStamps(tc *net.TCPConn) {
 }
 
 // recvmsgFD is the RawConn.Read callback: false asks the poller to wait
-// for readability and call again.
+// for readability and call again. It calls recvmsg(2) directly with the
+// connection's msghdr: unix.Recvmsg would allocate its sockaddr buffer on
+// every call.
 func (c *conn) recvmsgFD(fd uintptr) bool {
+	c.iov.Base = &c.dst[0]
+	c.iov.SetLen(len(c.dst))
+	c.msg.Iov = &c.iov
+	c.msg.SetIovlen(1)
+	c.msg.Control = &c.oob[0]
+	c.msg.SetControllen(len(c.oob))
 	for {
-		c.rn, c.roobn, _, _, c.rerr = unix.Recvmsg(int(fd), c.dst, c.oob, 0)
-		if c.rerr != unix.EINTR {
-			return c.rerr != unix.EAGAIN
+		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+		switch errno {
+		case 0:
+			c.rn, c.roobn, c.rerr = int(n), int(c.msg.Controllen), nil
+		case unix.EINTR:
+			continue
+		default:
+			c.rn, c.roobn, c.rerr = 0, 0, errno
 		}
+		c.iov.Base = nil // do not keep the caller's buffer alive
+		return c.rerr != unix.EAGAIN
 	}
 }
 
@@ -83,4 +99,10 @@ func kernelStamp(oob []byte) time.Time {
 		oob = rest
 	}
 	return time.Time{}
+}
+
+// sysMsg is the msghdr and iovec of a connection's recvmsg calls.
+type sysMsg struct {
+	msg unix.Msghdr
+	iov unix.Iovec
 }

@@ -14,3 +14,5 @@ func (c *conn) initKernelStamps(*net.TCPConn) {}
 func (c *conn) recvmsg([]byte) (int, error) {
 	return 0, errors.New("httpstream: recvmsg is not used on this platform")
 }
+
+type sysMsg struct{}
