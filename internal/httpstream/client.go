@@ -107,6 +107,9 @@ func New(rawURL string, o Options) (*Client, error) {
 	if c.bufSize <= 0 {
 		c.bufSize = defaultReadBuffer
 	}
+	if c.stamps {
+		enableStamping()
+	}
 	return c, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -15,6 +16,21 @@ import (
 
 // oobSize holds one SCM_TIMESTAMPNS message with room to spare.
 const oobSize = 64
+
+// enableStamping holds one socket with SO_TIMESTAMPNS open for the life of
+// the process. The kernel stamps received packets only while some socket
+// asks for it, and it switches stamping on asynchronously when the first
+// one does: without this socket, the first segments of a connection opened
+// after all others closed can arrive unstamped.
+var enableStamping = sync.OnceFunc(func() {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+		_ = unix.Close(fd)
+	}
+})
 
 // initKernelStamps turns SO_TIMESTAMPNS on and routes reads through
 // recvmsg. On failure the connection keeps reading through net.Conn.Read
@@ -30,6 +46,7 @@ func (c *conn) initKernelStamps(tc *net.TCPConn) {
 	}); err != nil || serr != nil {
 		return
 	}
+	enableStamping()
 	c.rc = rc
 	c.oob = make([]byte, oobSize)
 	c.recvFn = c.recvmsgFD
