@@ -27,18 +27,31 @@ type Event struct {
 	ID string
 	// Time is when the event was dispatched by the parser.
 	Time time.Time
+	// Arrived is when the bytes that completed the event reached the host,
+	// when the source knows (an ArrivalStamper: the kernel's receive
+	// timestamp); zero otherwise. Time − Arrived is the client's own delay.
+	Arrived time.Time
 	// Comments counts the comment (keep-alive) lines seen since the previous event.
 	Comments int
+}
+
+// ArrivalStamper is a source that knows when the bytes its last Read
+// returned arrived (internal/httpstream's Body: the kernel's receive
+// timestamp of the last segment, zero when it has none).
+type ArrivalStamper interface {
+	ReadTime() (kernel, user time.Time)
 }
 
 // Reader parses events from a stream.
 type Reader struct {
 	src      io.Reader
-	buf      []byte // raw bytes read from src
-	start    int    // first unconsumed byte in buf
-	end      int    // end of valid bytes in buf
-	scanned  int    // bytes after start already known to hold no line terminator
-	skipLF   bool   // the previous line ended in CR: a leading LF belongs to it
+	stamper  ArrivalStamper // src, when it stamps its reads
+	arrived  time.Time      // the kernel time of the last read
+	buf      []byte         // raw bytes read from src
+	start    int            // first unconsumed byte in buf
+	end      int            // end of valid bytes in buf
+	scanned  int            // bytes after start already known to hold no line terminator
+	skipLF   bool           // the previous line ended in CR: a leading LF belongs to it
 	max      int
 	data     []byte
 	hasData  bool
@@ -55,7 +68,9 @@ func NewReader(src io.Reader, maxEventBytes int) *Reader {
 	if maxEventBytes <= 0 {
 		maxEventBytes = DefaultMaxEventBytes
 	}
-	return &Reader{src: src, buf: make([]byte, 4096), max: maxEventBytes, now: time.Now}
+	r := &Reader{src: src, buf: make([]byte, 4096), max: maxEventBytes, now: time.Now}
+	r.stamper, _ = src.(ArrivalStamper)
+	return r
 }
 
 // Reset makes the reader parse src from its start, keeping its buffers, so
@@ -70,6 +85,7 @@ func (r *Reader) Reset(src io.Reader) {
 		data = nil
 	}
 	*r = Reader{src: src, buf: buf, data: data, max: r.max, now: r.now}
+	r.stamper, _ = src.(ArrivalStamper)
 }
 
 // maxKeptBuffer is the largest buffer Reset keeps.
@@ -114,7 +130,7 @@ func (r *Reader) Next() (Event, error) {
 				r.typ, r.id = "", ""
 				continue
 			}
-			return Event{Data: r.data, Type: r.typ, ID: r.id, Time: r.now(), Comments: r.comments}, nil
+			return Event{Data: r.data, Type: r.typ, ID: r.id, Time: r.now(), Arrived: r.arrived, Comments: r.comments}, nil
 		}
 		if line[0] == ':' {
 			r.comments++
@@ -210,6 +226,9 @@ func (r *Reader) line() ([]byte, bool, error) {
 	n, err := r.src.Read(r.buf[r.end:])
 	r.end += n
 	if n > 0 {
+		if r.stamper != nil {
+			r.arrived, _ = r.stamper.ReadTime()
+		}
 		return nil, false, nil
 	}
 	if err == nil {

@@ -212,3 +212,48 @@ func BenchmarkReaderNext(b *testing.B) {
 		}
 	}
 }
+
+// stampedSource returns one chunk per Read and stamps each read with its
+// own arrival time, as a kernel-timestamping body does.
+type stampedSource struct {
+	chunks []string
+	stamps []time.Time
+	last   time.Time
+}
+
+func (s *stampedSource) Read(p []byte) (int, error) {
+	if len(s.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.chunks[0])
+	s.chunks, s.last, s.stamps = s.chunks[1:], s.stamps[0], s.stamps[1:]
+	return n, nil
+}
+
+func (s *stampedSource) ReadTime() (kernel, user time.Time) { return s.last, time.Now() }
+
+// An event's arrival is the stamp of the read that delivered its final
+// byte: events that came in one read share it, an event split over two
+// reads takes the second's.
+func TestReaderArrival(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	src := &stampedSource{
+		chunks: []string{"data: a\n\ndata: b\n\ndata: c\n", "\n", "data: d\n\n"},
+		stamps: []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Second)},
+	}
+	r := NewReader(src, 0)
+	want := map[string]time.Time{"a": t0, "b": t0, "c": t0.Add(time.Second), "d": t0.Add(2 * time.Second)}
+	for range 4 {
+		ev, err := r.Next()
+		require.NoError(t, err)
+		assert.Equal(t, want[string(ev.Data)], ev.Arrived, "event %s", ev.Data)
+	}
+	_, err := r.Next()
+	require.ErrorIs(t, err, io.EOF)
+
+	// A source without stamps leaves Arrived zero.
+	r.Reset(strings.NewReader("data: x\n\n"))
+	ev, err := r.Next()
+	require.NoError(t, err)
+	assert.True(t, ev.Arrived.IsZero())
+}
