@@ -30,6 +30,7 @@ type group struct {
 	ttft, itl, tpot     *sketch
 	e2e                 *sketch
 	ttfa                *sketch // reasoning models' time to first answer; nil until one is seen
+	clientDelay         *sketch // the client's own delay at the first token (kernel timestamps); nil until one is seen
 	spec                sketchSpec
 	itlFromEvents       int64 // requests whose ITL came from chunk events
 	itlFromTPOT         int64 // requests whose ITL is their mean gap (TPOT)
@@ -68,12 +69,8 @@ func (g *group) merge(o *group) {
 	g.itl.merge(o.itl)
 	g.tpot.merge(o.tpot)
 	g.e2e.merge(o.e2e)
-	if o.ttfa != nil {
-		if g.ttfa == nil {
-			g.ttfa = g.spec.newSketch()
-		}
-		g.ttfa.merge(o.ttfa)
-	}
+	g.mergeInto(&g.ttfa, o.ttfa)
+	g.mergeInto(&g.clientDelay, o.clientDelay)
 	g.itlFromEvents += o.itlFromEvents
 	g.itlFromTPOT += o.itlFromTPOT
 }
@@ -219,4 +216,24 @@ func (tl *timeline) addBusy(start, end int64) {
 			tl.points[i].busy += float64(overlap) / 1e9
 		}
 	}
+}
+
+// addTo adds v to the sketch *p of a latency only some requests have,
+// creating it on first use.
+func (g *group) addTo(p **sketch, v float64) {
+	if *p == nil {
+		*p = g.spec.newSketch()
+	}
+	(*p).add(v)
+}
+
+// mergeInto merges o, when there is one, into the sketch *p.
+func (g *group) mergeInto(p **sketch, o *sketch) {
+	if o == nil {
+		return
+	}
+	if *p == nil {
+		*p = g.spec.newSketch()
+	}
+	(*p).merge(o)
 }

@@ -71,7 +71,7 @@ func sloValueText(s SLOResult) string {
 // rowLatencies are the latencies a row has, in the order of the tables.
 func rowLatencies(r Row) []namedLatency {
 	var out []namedLatency
-	for _, l := range []namedLatency{{"TTFT", r.TTFT}, {"first answer", r.TimeToFirstAnswer}, {"ITL", r.ITL}, {"TPOT", r.TPOT}, {"E2E", r.E2E}} {
+	for _, l := range []namedLatency{{"TTFT", r.TTFT}, {"first answer", r.TimeToFirstAnswer}, {"ITL", r.ITL}, {"TPOT", r.TPOT}, {"E2E", r.E2E}, {"client delay", r.ClientDelay}} {
 		if l.L != nil {
 			out = append(out, l)
 		}

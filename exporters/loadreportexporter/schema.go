@@ -126,21 +126,26 @@ type Row struct {
 	// TimeToFirstAnswer is a reasoning model's time to its first answer
 	// token (after its thinking), from llm_loadgen.time_to_first_answer.
 	TimeToFirstAnswer *Latency `json:"time_to_first_answer,omitempty"`
-	ITL               *Latency `json:"itl,omitempty"`
-	ITLSource         string   `json:"itl_source,omitempty"`
-	TPOT              *Latency `json:"tpot,omitempty"`
-	E2E               *Latency `json:"e2e,omitempty"`
-	DurationS         float64  `json:"duration_s"`
-	RequestRate       float64  `json:"requests_per_s"`
-	OutputTokenPS     float64  `json:"output_tokens_per_s"`
-	InputTokens       int64    `json:"input_tokens"`
-	OutputTokens      int64    `json:"output_tokens"`
-	GoodRequests      int64    `json:"good_requests"`
-	GoodputRate       float64  `json:"goodput_per_s"`
-	GoodputRatio      float64  `json:"goodput_ratio"`
-	Concurrency       float64  `json:"mean_concurrency"`
-	PeakConc          float64  `json:"peak_concurrency,omitempty"`
-	Verdict           string   `json:"verdict"`
+	// ClientDelay is the load generator's own delay at the first token:
+	// how long after the kernel received it the client saw it
+	// (llm_loadgen.client_delay.first_token, with kernel timestamps). TTFT
+	// and ITL exclude it; large values mean the generator is the bottleneck.
+	ClientDelay   *Latency `json:"client_delay,omitempty"`
+	ITL           *Latency `json:"itl,omitempty"`
+	ITLSource     string   `json:"itl_source,omitempty"`
+	TPOT          *Latency `json:"tpot,omitempty"`
+	E2E           *Latency `json:"e2e,omitempty"`
+	DurationS     float64  `json:"duration_s"`
+	RequestRate   float64  `json:"requests_per_s"`
+	OutputTokenPS float64  `json:"output_tokens_per_s"`
+	InputTokens   int64    `json:"input_tokens"`
+	OutputTokens  int64    `json:"output_tokens"`
+	GoodRequests  int64    `json:"good_requests"`
+	GoodputRate   float64  `json:"goodput_per_s"`
+	GoodputRatio  float64  `json:"goodput_ratio"`
+	Concurrency   float64  `json:"mean_concurrency"`
+	PeakConc      float64  `json:"peak_concurrency,omitempty"`
+	Verdict       string   `json:"verdict"`
 }
 
 // BaselineComparison is the run's total against an earlier report.json.

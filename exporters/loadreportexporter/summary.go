@@ -25,6 +25,28 @@ type Summary struct {
 	// Notes are further facts worth a look: the knee, errors, SLOs not
 	// evaluated, an interim report.
 	Notes []string `json:"notes,omitempty"`
+	// ClientBound is set when the load generator's own delay was large
+	// (clientBound): its numbers stay true (kernel timestamps keep the
+	// delay out of them) but it could not keep its schedule; add cores or
+	// shards.
+	ClientBound bool `json:"client_bound,omitempty"`
+}
+
+// Client-bound thresholds: the generator's delay at the first token, at
+// p99, of at least clientBoundDelay or clientBoundShare of the TTFT p50.
+const (
+	clientBoundDelay = 0.005
+	clientBoundShare = 0.1
+)
+
+// clientBound tells whether row r's client delay says the generator was
+// the bottleneck.
+func clientBound(r Row) bool {
+	cd := r.ClientDelay
+	if cd == nil {
+		return false
+	}
+	return cd.P99 >= clientBoundDelay || (r.TTFT != nil && cd.P99 >= clientBoundShare*r.TTFT.P50)
 }
 
 // pressure is how close value v is to c's PASS boundary: below 1 inside
@@ -78,6 +100,7 @@ func summarize(r *Report) Summary {
 	sum.Headline = fmt.Sprintf("%s requests over %s at %s req/s (%s output tokens/s), error rate %s",
 		humanfmt.Int(t.Requests), humanfmt.Seconds(r.Run.DurationS), humanfmt.Sig(t.RequestRate), humanfmt.Sig(t.OutputTokenPS), humanfmt.Percent(t.ErrorRate))
 	sum.Notes = summaryNotes(r)
+	sum.ClientBound = clientBound(t)
 	return sum
 }
 
@@ -125,6 +148,10 @@ func summaryNotes(r *Report) []string {
 	}
 	for _, name := range r.SLOsNotEvaluated {
 		notes = append(notes, name+" not evaluated: this pipeline has no span_guard data")
+	}
+	if clientBound(t) {
+		notes = append(notes, fmt.Sprintf("client-bound: the load generator saw the first token %s after the kernel received it (p99); TTFT and ITL exclude that delay, but the generator could not keep up: give it more cores or shards",
+			humanfmt.Seconds(t.ClientDelay.P99)))
 	}
 	if r.Baseline != nil {
 		notes = append(notes, "baseline: "+r.Baseline.describe())

@@ -339,10 +339,10 @@ func (s *state) countSuccess(g *group, sp ptrace.Span, start int64, dur float64,
 	}
 	addITL(g, sp, tpot, out)
 	if v, ok := floatAttr(sp.Attributes(), genai.AttrLoadgenTimeToFirstAnswer); ok && v >= 0 && v <= dur {
-		if g.ttfa == nil {
-			g.ttfa = g.spec.newSketch()
-		}
-		g.ttfa.add(v)
+		g.addTo(&g.ttfa, v)
+	}
+	if v, ok := floatAttr(sp.Attributes(), genai.AttrLoadgenClientDelayFirst); ok && v >= 0 && v <= dur {
+		g.addTo(&g.clientDelay, v)
 	}
 	if s.meetsGoodput(dur, ttft, hasTTFT, tpot) {
 		g.good++

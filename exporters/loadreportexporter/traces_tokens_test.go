@@ -1,6 +1,7 @@
 package loadreportexporter
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -64,4 +65,37 @@ func TestTimeToFirstAnswer(t *testing.T) {
 	md, err := rd.render(FormatMarkdown, r)
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "| all | all | all | first answer | 10 | 1,500 |")
+}
+
+// TestClientDelay: the generator's own delay at the first token (kernel
+// timestamps) gets a latency row, and a large one flags the run as
+// client-bound in the summary; a small one does not.
+func TestClientDelay(t *testing.T) {
+	run := func(delay float64) *Report {
+		st := newTestState(testConfig(t))
+		td := ptrace.NewTraces()
+		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for i := 0; i < 20; i++ {
+			addReq(ss, req{at: time.Duration(i) * time.Second, dur: 2 * time.Second, ttft: 100 * time.Millisecond, out: 50, target: "t", model: "m", scenario: "s"})
+			ss.At(i).Attributes().PutDouble(genai.AttrLoadgenClientDelayFirst, delay)
+		}
+		st.consumeTraces(td)
+		return st.build(true)
+	}
+	busy := run(0.030)
+	require.NotNil(t, busy.Total.ClientDelay)
+	assert.EqualValues(t, 20, busy.Total.ClientDelay.Count)
+	assert.InDelta(t, 0.030, busy.Total.ClientDelay.P99, 0.001)
+	assert.True(t, busy.Summary.ClientBound)
+	assert.Contains(t, strings.Join(busy.Summary.Notes, "\n"), "client-bound")
+	rd, err := newRenderer(nil)
+	require.NoError(t, err)
+	md, err := rd.render(FormatMarkdown, busy)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "| all | all | all | client delay | 20 | 30.0 | 30.0 |")
+
+	idle := run(0.0002)
+	require.NotNil(t, idle.Total.ClientDelay)
+	assert.False(t, idle.Summary.ClientBound, "0.2 ms is below 5 ms and 10 % of a 100 ms TTFT")
+	assert.NotContains(t, strings.Join(idle.Summary.Notes, "\n"), "client-bound")
 }

@@ -37,6 +37,25 @@ const (
 	// scheduled send to its first content that is not thinking, in seconds;
 	// load_report shows its percentiles next to TTFT.
 	AttrLoadgenTimeToFirstAnswer = "llm_loadgen.time_to_first_answer"
+	// AttrLoadgenTimestamps says which clock timed the request's events:
+	// "kernel" (when the kernel received each event's bytes; the client's
+	// own delay is then kept out of TTFT, ITL and E2E) or "user" (when the
+	// client's parser saw them).
+	AttrLoadgenTimestamps = "llm_loadgen.timestamps"
+	// AttrLoadgenClientDelayFirst, AttrLoadgenClientDelayMean and
+	// AttrLoadgenClientDelayMax are the client's own delay (user-space time
+	// minus kernel receive time) at the first content event and over all
+	// events, in seconds; set with kernel timestamps. load_report shows
+	// their percentiles and calls a run client-bound when they are large.
+	AttrLoadgenClientDelayFirst = "llm_loadgen.client_delay.first_token"
+	AttrLoadgenClientDelayMean  = "llm_loadgen.client_delay.mean"
+	AttrLoadgenClientDelayMax   = "llm_loadgen.client_delay.max"
+)
+
+// Values of AttrLoadgenTimestamps.
+const (
+	TimestampsKernel = "kernel"
+	TimestampsUser   = "user"
 )
 
 // Span attributes of llm_loadgen's synthetic spans that other components read.

@@ -48,6 +48,16 @@ type LiveConfig struct {
 	// Pacer is how the open-loop and trace schedules wait for each
 	// request's time.
 	Pacer LivePacerConfig `mapstructure:"pacer"`
+	// Transport is how requests are sent: raw (a streaming HTTP/1.1 client
+	// on the TCP connection, internal/httpstream, whose reads carry the
+	// kernel's receive time), net_http (Go's net/http: TLS, HTTP/2, proxies,
+	// auth extensions, compression, cookies) or auto: raw for an http://
+	// endpoint that uses none of those client settings, else net_http.
+	Transport string `mapstructure:"transport"`
+	// KernelTimestamps times every event by when the kernel received its
+	// bytes (SO_TIMESTAMPNS; the raw transport on Linux), so the client's
+	// own scheduling delay stays out of TTFT and ITL and is reported apart.
+	KernelTimestamps bool `mapstructure:"kernel_timestamps"`
 	// ContinuousUsage asks for the usage so far on every chunk (vLLM's
 	// stream_options.continuous_usage_stats), so that a chunk of several
 	// tokens counts as that many inter-token latencies.
@@ -172,6 +182,50 @@ type LivePacerConfig struct {
 	Spin  time.Duration `mapstructure:"spin"`
 }
 
+// Transports (live.transport).
+const (
+	TransportAuto    = "auto"
+	TransportRaw     = "raw"
+	TransportNetHTTP = "net_http"
+)
+
+// RawTransport tells whether requests go through the raw HTTP/1.1 client;
+// when they do not, why not (the client settings only net/http serves).
+func (l *LiveConfig) RawTransport() (bool, string) {
+	if l.Transport == TransportNetHTTP {
+		return false, "live.transport is net_http"
+	}
+	if why := l.netHTTPOnly(); why != "" {
+		return false, why
+	}
+	return true, ""
+}
+
+// netHTTPOnly names the first client setting the raw client does not
+// serve, or returns "".
+func (l *LiveConfig) netHTTPOnly() string {
+	c := &l.Client
+	switch {
+	case !strings.HasPrefix(strings.ToLower(c.Endpoint), "http://"):
+		return "live.client.endpoint is not http:// (TLS stays with net/http)"
+	case c.ProxyURL != "":
+		return "live.client.proxy_url is set"
+	case c.Auth.HasValue():
+		return "live.client.auth is set"
+	case c.Compression != "" && c.Compression != "none":
+		return "live.client.compression is set"
+	case c.Cookies.HasValue():
+		return "live.client.cookies is set"
+	case len(c.Middlewares) > 0:
+		return "live.client.middlewares is set"
+	case c.DialerMiddleware.HasValue():
+		return "live.client.dialer_middleware is set"
+	case c.ForceAttemptHTTP2:
+		return "live.client.force_attempt_http2 is set"
+	}
+	return ""
+}
+
 // Pacer clocks.
 const (
 	PacerTimerfd = "timerfd" // Linux timerfd; elsewhere the runtime's timer
@@ -230,13 +284,15 @@ func defaultLiveConfig() LiveConfig {
 			ContextWindow: 8192,
 			UniquePrefix:  true,
 		},
-		Dataset:      dataset.Config{Format: dataset.FormatJSONL, Order: dataset.OrderRandom, MaxRecords: 100_000},
-		Trace:        dataset.TraceConfig{Format: dataset.TraceFormatMooncake, Speed: 1, BlockTokens: 512},
-		Timeouts:     LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
-		ChunkEvents:  ChunkEventsFirst,
-		DrainTimeout: 10 * time.Second,
-		Pacer:        LivePacerConfig{Clock: PacerTimerfd, Spin: 100 * time.Microsecond},
-		Sweep:        LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: SweepSteps},
+		Dataset:          dataset.Config{Format: dataset.FormatJSONL, Order: dataset.OrderRandom, MaxRecords: 100_000},
+		Trace:            dataset.TraceConfig{Format: dataset.TraceFormatMooncake, Speed: 1, BlockTokens: 512},
+		Timeouts:         LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
+		ChunkEvents:      ChunkEventsFirst,
+		DrainTimeout:     10 * time.Second,
+		Pacer:            LivePacerConfig{Clock: PacerTimerfd, Spin: 100 * time.Microsecond},
+		Transport:        TransportAuto,
+		KernelTimestamps: true,
+		Sweep:            LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: SweepSteps},
 	}
 }
 
@@ -375,6 +431,10 @@ func (l *LiveConfig) validateStreamAndPacer() []error {
 	}
 	if l.Pacer.Spin < 0 || l.Pacer.Spin > 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("live.pacer.spin: must be between 0 and 10ms, got %v", l.Pacer.Spin))
+	}
+	errs = append(errs, oneOf("live.transport", l.Transport, []string{TransportAuto, TransportRaw, TransportNetHTTP}))
+	if why := l.netHTTPOnly(); l.Transport == TransportRaw && why != "" {
+		errs = append(errs, fmt.Errorf("live.transport: raw cannot serve this client: %s; use auto or net_http", why))
 	}
 	return errs
 }

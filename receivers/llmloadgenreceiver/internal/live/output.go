@@ -138,6 +138,7 @@ func (r *liveRenderer) render(res *liveResult) {
 	r.putGenAIAttrs(a, res)
 	putNetworkTimes(a, res)
 	putStreamTimes(a, res)
+	putClientDelay(a, res)
 	r.putOutcome(sp, res)
 	r.addEvents(sp.Events(), res)
 }
@@ -219,6 +220,21 @@ func putNetworkTimes(a pcommon.Map, res *liveResult) {
 
 // putStreamTimes adds the times to the first chunk and token, the end to end
 // time, TPOT and the inter-chunk gaps.
+// putClientDelay says which clock timed the events and, with kernel
+// timestamps, how long the client took to see them.
+func putClientDelay(a pcommon.Map, res *liveResult) {
+	if !res.Delay.Kernel {
+		a.PutStr(genai.AttrLoadgenTimestamps, genai.TimestampsUser)
+		return
+	}
+	a.PutStr(genai.AttrLoadgenTimestamps, genai.TimestampsKernel)
+	a.PutDouble(genai.AttrLoadgenClientDelayMean, secs(res.Delay.mean()))
+	a.PutDouble(genai.AttrLoadgenClientDelayMax, secs(res.Delay.Max))
+	if !res.FirstToken.IsZero() {
+		a.PutDouble(genai.AttrLoadgenClientDelayFirst, secs(res.Delay.FirstToken))
+	}
+}
+
 func putStreamTimes(a pcommon.Map, res *liveResult) {
 	if !res.FirstChunk.IsZero() {
 		a.PutDouble(attrLiveTTFC, secs(sub(res.FirstChunk, res.Scheduled)))

@@ -74,6 +74,9 @@ type liveResult struct {
 	TokensKnown bool
 	LastToken   time.Time
 	End         time.Time
+	// Delay is the client's own delay on the events (their parse time minus
+	// their kernel receive time), when the transport stamps reads.
+	Delay clientDelay
 	ChunkTimes  []time.Time // content events (when chunk events are kept)
 	Gaps        []float64   // seconds between consecutive content events
 	Status      int
@@ -125,6 +128,29 @@ const (
 	netTLSDone
 	netPhases
 )
+
+// clientDelay sums the client's own delay over a request's events: how
+// long after the kernel received an event's bytes the parser saw them.
+type clientDelay struct {
+	Kernel     bool // the events carried kernel receive times
+	FirstToken time.Duration
+	Sum, Max   time.Duration
+	N          int
+}
+
+func (d *clientDelay) add(v time.Duration) {
+	d.Kernel = true
+	d.Sum += v
+	d.Max = max(d.Max, v)
+	d.N++
+}
+
+func (d *clientDelay) mean() time.Duration {
+	if d.N == 0 {
+		return 0
+	}
+	return d.Sum / time.Duration(d.N)
+}
 
 // netTimes are unix-nanosecond timestamps of the network phases; 0 when the
 // phase did not happen (a reused connection).
@@ -307,7 +333,14 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 		return
 	}
 	defer resp.Body.Close()
-	c.readResponse(rctx, ctx, resp, res, pt)
+	c.readResponse(rctx, ctx, response{status: resp.StatusCode, header: resp.Header, body: resp.Body}, res, pt)
+}
+
+// response is what readResponse needs of a response, from either transport.
+type response struct {
+	status int
+	header http.Header
+	body   io.Reader
 }
 
 // clientTrace records the network phases and the request's milestones; the
@@ -351,28 +384,28 @@ func (c *liveClient) newRequest(ctx context.Context, body []byte, res *liveResul
 
 // readResponse checks the status and the content type and reads the body
 // as a stream or as one completion object.
-func (c *liveClient) readResponse(rctx, runCtx context.Context, resp *http.Response, res *liveResult, pt *phaseTimer) {
+func (c *liveClient) readResponse(rctx, runCtx context.Context, resp response, res *liveResult, pt *phaseTimer) {
 	res.Headers = time.Now()
-	res.Status = resp.StatusCode
-	res.RequestID = resp.Header.Get("X-Request-Id")
-	if resp.StatusCode != http.StatusOK {
-		res.RetryAfter = resp.Header.Get("Retry-After")
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	res.Status = resp.status
+	res.RequestID = resp.header.Get("X-Request-Id")
+	if resp.status != http.StatusOK {
+		res.RetryAfter = resp.header.Get("Retry-After")
+		msg, _ := io.ReadAll(io.LimitReader(resp.body, 4096))
 		res.End = time.Now()
-		res.fail(fmt.Sprint(resp.StatusCode), fmt.Errorf("HTTP %d: %s", resp.StatusCode, apiErrorMessage(msg)))
+		res.fail(fmt.Sprint(resp.status), fmt.Errorf("HTTP %d: %s", resp.status, apiErrorMessage(msg)))
 		return
 	}
 	if !c.cfg.Stream {
 		pt.stop()
-		c.readUnary(rctx, runCtx, resp.Body, res)
+		c.readUnary(rctx, runCtx, resp.body, res)
 		return
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+	if ct := resp.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		res.End = time.Now()
 		res.fail(errTypeInvalidResponse, fmt.Errorf("streaming response has Content-Type %q, want text/event-stream", ct))
 		return
 	}
-	c.readStream(rctx, runCtx, resp.Body, res, pt)
+	c.readStream(rctx, runCtx, resp.body, res, pt)
 }
 
 // readUnary reads a non-streaming response.

@@ -40,14 +40,19 @@ func (c *liveClient) readStream(rctx, runCtx context.Context, body io.Reader, re
 		}
 		res.Events++
 		res.Comments += ev.Comments
+		at := eventTime(ev, res)
 		if sse.IsDone(ev.Data) {
-			c.drainAfterDone(body, rd, ev.Time, res, pt)
+			c.drainAfterDone(body, rd, at, res, pt)
 			break
 		}
 		// Every event extends the idle timeout; the TTFT timeout stays
 		// armed until content arrives.
 		pt.touch(ev.Time)
-		c.takeChunk(ev.Data, ev.Time, &st.chunk, &order, res, pt)
+		noToken := res.FirstToken.IsZero()
+		c.takeChunk(ev.Data, at, &st.chunk, &order, res, pt)
+		if noToken && !res.FirstToken.IsZero() && res.Delay.Kernel {
+			res.Delay.FirstToken = max(ev.Time.Sub(ev.Arrived), 0)
+		}
 	}
 	if n := len(res.Gaps); n > 0 {
 		c.gapHint.Store(int64(min(n, 1<<12)))
@@ -219,4 +224,15 @@ func checkStreamEnd(res *liveResult) {
 	if res.ErrorType == "" && res.Finish == "" {
 		res.fail(errTypeNoFinishReason, errors.New("no chunk carried a finish_reason"))
 	}
+}
+
+// eventTime is the time an event counts at: when the kernel received its
+// bytes, where the transport stamps reads (the client's delay after that is
+// added to res.Delay), else when the parser saw it.
+func eventTime(ev sse.Event, res *liveResult) time.Time {
+	if ev.Arrived.IsZero() {
+		return ev.Time
+	}
+	res.Delay.add(max(ev.Time.Sub(ev.Arrived), 0))
+	return ev.Arrived
 }
