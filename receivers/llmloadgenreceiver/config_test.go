@@ -141,6 +141,8 @@ func TestLoadLiveConfig(t *testing.T) {
 		{name: "live_sweep_bisect_no_tolerance", errs: []string{"live.sweep.tolerance:", "0 < tolerance < max_rate − start_rate"}},
 		{name: "live_bad_pacer", errs: []string{"live.pacer.clock:", `"hpet"`, "timerfd, runtime", "live.pacer.spin: must be between 0 and 10ms"}},
 		{name: "live_continuous_without_usage", errs: []string{"live.continuous_usage:", "live.include_usage"}},
+		{name: "live_bad_transport", errs: []string{"live.transport:", `"quic"`, "auto, raw, net_http"}},
+		{name: "live_raw_over_tls", errs: []string{"live.transport: raw cannot serve this client", "not http://", "use auto or net_http"}},
 		{name: "live_bad_arrival", errs: []string{"arrival.type:", `"bursty"`, "constant, poisson, gamma, concurrency"}},
 	}
 	for _, tt := range tests {

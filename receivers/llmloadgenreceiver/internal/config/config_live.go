@@ -220,8 +220,12 @@ func (l *LiveConfig) netHTTPOnly() string {
 		return "live.client.middlewares is set"
 	case c.DialerMiddleware.HasValue():
 		return "live.client.dialer_middleware is set"
-	case c.ForceAttemptHTTP2:
-		return "live.client.force_attempt_http2 is set"
+	}
+	// force_attempt_http2 (on by default) only matters with TLS.
+	for name := range c.Headers.Iter {
+		if strings.EqualFold(name, "Host") {
+			return "live.client.headers sets Host"
+		}
 	}
 	return ""
 }

@@ -189,7 +189,9 @@ func (r *Runner) Start(ctx context.Context, host component.Host) error {
 	if err := r.openTrace(); err != nil { // live.trace and live.dataset exclude each other
 		return err
 	}
-	r.client = r.newClient(hc)
+	if r.client, err = r.newClient(hc); err != nil {
+		return err
+	}
 	if r.lc.MaxConcurrency > 0 {
 		r.sem = make(chan struct{}, r.lc.MaxConcurrency)
 	}
@@ -225,8 +227,9 @@ func (r *Runner) Start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// newClient is the request client of live.client on the HTTP client hc.
-func (r *Runner) newClient(hc *http.Client) *liveClient {
+// newClient is the request client of live.client: the raw HTTP/1.1 client
+// when live.transport allows it, else the net/http client hc.
+func (r *Runner) newClient(hc *http.Client) (*liveClient, error) {
 	path := "/chat/completions"
 	if r.lc.Operation == config.LiveOpText {
 		path = "/completions"
@@ -236,7 +239,20 @@ func (r *Runner) newClient(hc *http.Client) *liveClient {
 	if key := string(r.lc.APIKey); key != "" {
 		c.auth = "Bearer " + key
 	}
-	return c
+	raw, why := r.lc.RawTransport()
+	if !raw {
+		c.transportNote = "net/http (" + why + ")"
+		return c, nil
+	}
+	rt, err := newRawTransport(r.lc, c.url, c.auth)
+	if err != nil {
+		return nil, fmt.Errorf("live.client.endpoint: %w", err)
+	}
+	c.raw, c.transportNote = rt, "raw HTTP/1.1"
+	if r.lc.KernelTimestamps {
+		c.transportNote += ", kernel receive timestamps"
+	}
+	return c, nil
 }
 
 // announce logs the run's start and prints what it sends on the console.
@@ -245,7 +261,7 @@ func (r *Runner) announce(start time.Time) {
 		zap.String("endpoint", r.client.url), zap.String("model", r.lc.Model),
 		zap.String("arrival", r.cfg.Arrival.Type), zap.Int("max_concurrency", r.lc.MaxConcurrency),
 		zap.Uint64("seed", r.seed), zap.String("run_id", r.plan.RunID), zap.Int("shard_index", r.plan.Index),
-		zap.Int("shard_count", r.plan.Count), zap.Time("start_at", start))
+		zap.Int("shard_count", r.plan.Count), zap.Time("start_at", start), zap.String("transport", r.client.transportNote))
 	r.progress.print(fmt.Sprintf("llm_loadgen: live load against %s, model %s: %s", r.client.url, r.lc.Model,
 		describeArrival(r.cfg.Arrival, r.cfg.Requests, r.cfg.Duration)))
 	if r.workloadLine != "" {
@@ -302,7 +318,7 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	r.client.client.CloseIdleConnections()
+	r.client.closeIdle()
 	if r.dataset != nil {
 		err = errors.Join(err, r.dataset.Close())
 	}

@@ -137,7 +137,19 @@ func attrF(sp ptrace.Span, k string) float64 {
 // the client's TTFT is later by the connection, request write and loopback
 // transfer (plus scheduling noise on a busy machine); gaps are measured
 // between the same two chunks on both sides.
+//
+// It runs on both transports: on the raw one every event is timed by its
+// kernel receive time and the span carries the client's own delay.
 func TestLiveTimingsMatchGroundTruth(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) { testTimingsMatchGroundTruth(t, tr) })
+	}
+}
+
+// transports are the live.transport values a request can go out on.
+var transports = []string{config.TransportRaw, config.TransportNetHTTP}
+
+func testTimingsMatchGroundTruth(t *testing.T, transport string) {
 	// Client TTFT − server TTFT must lie in [−1 ms, ttftTolMax]; each
 	// |client gap − server gap| must be within itlTolerance. The race
 	// detector slows both sides several-fold, so it gets wider bounds; the
@@ -150,6 +162,7 @@ func TestLiveTimingsMatchGroundTruth(t *testing.T) {
 	cfg := liveConfig(mock.URL(), int64(n), 50)
 	cfg.Live.ChunkEvents = config.ChunkEventsAll
 	cfg.Live.Tracestate = "llmloadgen=test"
+	cfg.Live.Transport = transport
 	run := startLive(t, cfg)
 	spans := run.spans(t, n)
 	run.stop(t)
@@ -202,6 +215,7 @@ func TestLiveTimingsMatchGroundTruth(t *testing.T) {
 		}
 		assert.EqualValues(t, 16, sp.Attributes().AsRaw()[genai.AttrUsageOutputTokens])
 		assert.Equal(t, true, sp.Attributes().AsRaw()[attrLiveDone])
+		checkClock(t, sp, transport, ttftTolMax)
 	}
 	// Finished streams return their connection to the pool: with ~9
 	// requests in flight, most of the later ones reuse one.
@@ -220,6 +234,28 @@ func TestLiveTimingsMatchGroundTruth(t *testing.T) {
 	assert.EqualValues(t, n*15, got["gen_ai.client.operation.time_per_output_chunk"])
 	assert.EqualValues(t, 2*n, got["gen_ai.client.token.usage"])
 	assert.EqualValues(t, n, got["llm_loadgen.client.requests"])
+}
+
+// checkClock checks which clock timed a span's events: the kernel's on the
+// raw transport, with the client's delay after it (never negative, and
+// within tol on this lightly loaded run), the parser's on net/http.
+func checkClock(t *testing.T, sp ptrace.Span, transport string, tol time.Duration) {
+	t.Helper()
+	if transport == config.TransportNetHTTP {
+		assert.Equal(t, genai.TimestampsUser, attrStr(sp, genai.AttrLoadgenTimestamps))
+		_, ok := sp.Attributes().Get(genai.AttrLoadgenClientDelayMean)
+		assert.False(t, ok, "no client delay without kernel times")
+		return
+	}
+	require.Equal(t, genai.TimestampsKernel, attrStr(sp, genai.AttrLoadgenTimestamps))
+	mean, most, first := attrF(sp, genai.AttrLoadgenClientDelayMean), attrF(sp, genai.AttrLoadgenClientDelayMax), attrF(sp, genai.AttrLoadgenClientDelayFirst)
+	for _, v := range []float64{mean, most, first} {
+		assert.False(t, math.IsNaN(v), "client delay attributes present")
+		assert.GreaterOrEqual(t, v, 0.0)
+	}
+	assert.LessOrEqual(t, mean, most)
+	assert.LessOrEqual(t, first, most)
+	assert.Less(t, most, tol.Seconds())
 }
 
 // metricCounts sums histogram counts and sum values per metric name.
@@ -268,22 +304,25 @@ func TestLiveFaultClassification(t *testing.T) {
 			c.Live.Timeouts.Total = 500 * time.Millisecond
 		}},
 	} {
-		t.Run(tc.fault+"/"+tc.want, func(t *testing.T) {
-			cfg := liveConfig(mock.URL(), 2, 20)
-			cfg.Live.Client.Headers = configopaque.MapList{}
-			cfg.Live.Client.Headers.Set(mockllm.HeaderFault, configopaque.String(tc.fault))
-			cfg.Live.Client.Headers.Set(mockllm.HeaderFaultAfter, "3")
-			if tc.mutate != nil {
-				tc.mutate(cfg)
-			}
-			run := startLive(t, cfg)
-			spans := run.spans(t, 2)
-			run.stop(t)
-			for _, sp := range spans {
-				assert.Equal(t, tc.want, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
-				assert.Equal(t, ptrace.StatusCodeError, sp.Status().Code())
-			}
-		})
+		for _, tr := range transports {
+			t.Run(tr+"/"+tc.fault+"/"+tc.want, func(t *testing.T) {
+				cfg := liveConfig(mock.URL(), 2, 20)
+				cfg.Live.Transport = tr
+				cfg.Live.Client.Headers = configopaque.MapList{}
+				cfg.Live.Client.Headers.Set(mockllm.HeaderFault, configopaque.String(tc.fault))
+				cfg.Live.Client.Headers.Set(mockllm.HeaderFaultAfter, "3")
+				if tc.mutate != nil {
+					tc.mutate(cfg)
+				}
+				run := startLive(t, cfg)
+				spans := run.spans(t, 2)
+				run.stop(t)
+				for _, sp := range spans {
+					assert.Equal(t, tc.want, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
+					assert.Equal(t, ptrace.StatusCodeError, sp.Status().Code())
+				}
+			})
+		}
 	}
 }
 
@@ -317,10 +356,16 @@ func refusedAddr(t *testing.T) string {
 
 func TestLiveConnectionRefused(t *testing.T) {
 	addr := refusedAddr(t)
-	run := startLive(t, liveConfig("http://"+addr, 1, 10))
-	spans := run.spans(t, 1)
-	run.stop(t)
-	assert.Equal(t, errTypeConnect, attrStr(spans[0], genai.AttrErrorType))
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			cfg := liveConfig("http://"+addr, 1, 10)
+			cfg.Live.Transport = tr
+			run := startLive(t, cfg)
+			spans := run.spans(t, 1)
+			run.stop(t)
+			assert.Equal(t, errTypeConnect, attrStr(spans[0], genai.AttrErrorType), attrStr(spans[0], attrLiveErrorDetail))
+		})
+	}
 }
 
 // Shutdown in the middle of a run cancels the requests in flight after the
@@ -378,16 +423,21 @@ func TestLiveClosedLoop(t *testing.T) {
 
 func TestLiveNonStreaming(t *testing.T) {
 	mock := startMock(t, nil)
-	cfg := liveConfig(mock.URL(), 2, 20)
-	cfg.Live.Stream, cfg.Live.IncludeUsage = false, false
-	cfg.Live.Operation = config.LiveOpText
-	run := startLive(t, cfg)
-	spans := run.spans(t, 2)
-	run.stop(t)
-	for _, sp := range spans {
-		assert.Equal(t, "text_completion mock-llm", sp.Name())
-		assert.Empty(t, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
-		assert.EqualValues(t, 16, sp.Attributes().AsRaw()[genai.AttrUsageOutputTokens])
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			cfg := liveConfig(mock.URL(), 2, 20)
+			cfg.Live.Stream, cfg.Live.IncludeUsage = false, false
+			cfg.Live.Operation = config.LiveOpText
+			cfg.Live.Transport = tr
+			run := startLive(t, cfg)
+			spans := run.spans(t, 2)
+			run.stop(t)
+			for _, sp := range spans {
+				assert.Equal(t, "text_completion mock-llm", sp.Name())
+				assert.Empty(t, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
+				assert.EqualValues(t, 16, sp.Attributes().AsRaw()[genai.AttrUsageOutputTokens])
+			}
+		})
 	}
 }
 

@@ -218,8 +218,6 @@ func putNetworkTimes(a pcommon.Map, res *liveResult) {
 	}
 }
 
-// putStreamTimes adds the times to the first chunk and token, the end to end
-// time, TPOT and the inter-chunk gaps.
 // putClientDelay says which clock timed the events and, with kernel
 // timestamps, how long the client took to see them.
 func putClientDelay(a pcommon.Map, res *liveResult) {
@@ -235,6 +233,8 @@ func putClientDelay(a pcommon.Map, res *liveResult) {
 	}
 }
 
+// putStreamTimes adds the times to the first chunk and token, the end to end
+// time, TPOT and the inter-chunk gaps.
 func putStreamTimes(a pcommon.Map, res *liveResult) {
 	if !res.FirstChunk.IsZero() {
 		a.PutDouble(attrLiveTTFC, secs(sub(res.FirstChunk, res.Scheduled)))

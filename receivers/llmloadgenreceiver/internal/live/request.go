@@ -76,7 +76,7 @@ type liveResult struct {
 	End         time.Time
 	// Delay is the client's own delay on the events (their parse time minus
 	// their kernel receive time), when the transport stamps reads.
-	Delay clientDelay
+	Delay       clientDelay
 	ChunkTimes  []time.Time // content events (when chunk events are kept)
 	Gaps        []float64   // seconds between consecutive content events
 	Status      int
@@ -299,12 +299,15 @@ func (p *phaseTimer) stop() {
 
 // liveClient sends requests and measures them.
 type liveClient struct {
-	cfg       *config.LiveConfig
-	client    *http.Client
-	url       string
-	auth      string
-	keepTimes bool
-	gapHint   atomic.Int64 // content gaps of the last stream: the next one's capacity
+	cfg    *config.LiveConfig
+	client *http.Client
+	raw    *rawTransport // the raw HTTP/1.1 client, when live.transport chose it
+	// transportNote names the transport in use and why, for the run's log.
+	transportNote string
+	url           string
+	auth          string
+	keepTimes     bool
+	gapHint       atomic.Int64 // content gaps of the last stream: the next one's capacity
 }
 
 // do sends one request built from body and fills res. ctx is the run's
@@ -319,8 +322,12 @@ func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 	pt := newPhaseTimer(cancel, t.Idle)
 	defer pt.stop()
 
-	trace := clientTrace(res, pt, t)
 	pt.arm(t.Connect, phaseConnect)
+	if c.raw != nil {
+		c.doRaw(rctx, ctx, body, res, pt)
+		return
+	}
+	trace := clientTrace(res, pt, t)
 	req, err := c.newRequest(httptrace.WithClientTrace(rctx, trace), body, res)
 	if err != nil {
 		res.fail(errTypeInvalidResponse, err)

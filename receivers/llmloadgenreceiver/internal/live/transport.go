@@ -1,0 +1,94 @@
+package live
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/httpstream"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
+)
+
+// rawTransport is the streaming HTTP/1.1 client (internal/httpstream) with
+// the header fields every request carries; per request only traceparent is
+// added.
+type rawTransport struct {
+	client *httpstream.Client
+	header []httpstream.Header
+}
+
+// newRawTransport builds the raw client for url: the request's own header
+// fields first, then live.client.headers, which replace fields of the same
+// name as they do on the net/http path.
+func newRawTransport(lc *config.LiveConfig, url, auth string) (*rawTransport, error) {
+	idle := lc.MaxConcurrency
+	if idle == 0 {
+		idle = 4096
+	}
+	c, err := httpstream.New(url, httpstream.Options{MaxIdle: idle, KernelTimestamps: lc.KernelTimestamps})
+	if err != nil {
+		return nil, err
+	}
+	h := []httpstream.Header{{Key: "Content-Type", Value: "application/json"}, {Key: "Accept-Encoding", Value: "identity"}}
+	if lc.Stream {
+		h = append(h, httpstream.Header{Key: "Accept", Value: "text/event-stream"})
+	}
+	if auth != "" {
+		h = append(h, httpstream.Header{Key: "Authorization", Value: auth})
+	}
+	if lc.Tracestate != "" {
+		h = append(h, httpstream.Header{Key: "tracestate", Value: lc.Tracestate})
+	}
+	for name, v := range lc.Client.Headers.Iter {
+		h = setHeader(h, name, string(v))
+	}
+	return &rawTransport{client: c, header: h}, nil
+}
+
+// setHeader replaces the value of the field named name (case-insensitive)
+// or appends the field.
+func setHeader(h []httpstream.Header, name, value string) []httpstream.Header {
+	for i := range h {
+		if strings.EqualFold(h[i].Key, name) {
+			h[i].Value = value
+			return h
+		}
+	}
+	return append(h, httpstream.Header{Key: name, Value: value})
+}
+
+// doRaw is do on the raw transport: the same phases, milestones and
+// classification of failures, with reads that carry the kernel's receive
+// time when live.kernel_timestamps is on.
+func (c *liveClient) doRaw(rctx, runCtx context.Context, body []byte, res *liveResult, pt *phaseTimer) {
+	t := &c.cfg.Timeouts
+	h := make([]httpstream.Header, len(c.raw.header), len(c.raw.header)+1)
+	copy(h, c.raw.header)
+	h = append(h, httpstream.Header{Key: "traceparent", Value: res.traceparent()})
+	trace := &httpstream.Trace{
+		ConnectStart: func() { res.Net.set(netConnStart) },
+		ConnectDone:  func(error) { res.Net.set(netConnDone) },
+		GotConn: func(reused bool) {
+			res.ConnReused = reused
+			pt.arm(t.TTFT, phaseTTFT)
+		},
+		WroteRequest:         func() { res.WroteReq = time.Now() },
+		GotFirstResponseByte: func() { res.FirstByte = time.Now() },
+	}
+	resp, err := c.raw.client.Post(rctx, &httpstream.Request{Header: h, Body: body, Trace: trace})
+	if err != nil {
+		res.End = time.Now()
+		res.fail(classifyErr(rctx, runCtx, err), err)
+		return
+	}
+	defer resp.Body.Close()
+	c.readResponse(rctx, runCtx, response{status: resp.StatusCode, header: resp.Header, body: resp.Body}, res, pt)
+}
+
+// closeIdle closes the idle connections of the transport in use.
+func (c *liveClient) closeIdle() {
+	if c.raw != nil {
+		c.raw.client.CloseIdle()
+	}
+	c.client.CloseIdleConnections()
+}
