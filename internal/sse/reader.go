@@ -68,7 +68,7 @@ func NewReader(src io.Reader, maxEventBytes int) *Reader {
 	if maxEventBytes <= 0 {
 		maxEventBytes = DefaultMaxEventBytes
 	}
-	r := &Reader{src: src, buf: make([]byte, 4096), max: maxEventBytes, now: time.Now}
+	r := &Reader{src: src, buf: make([]byte, initialBuffer), max: maxEventBytes, now: time.Now}
 	r.stamper, _ = src.(ArrivalStamper)
 	return r
 }
@@ -79,7 +79,7 @@ func NewReader(src io.Reader, maxEventBytes int) *Reader {
 func (r *Reader) Reset(src io.Reader) {
 	buf, data := r.buf, r.data[:0]
 	if len(buf) > maxKeptBuffer {
-		buf = make([]byte, 4096)
+		buf = make([]byte, initialBuffer)
 	}
 	if cap(data) > maxKeptBuffer {
 		data = nil
@@ -90,6 +90,13 @@ func (r *Reader) Reset(src io.Reader) {
 
 // maxKeptBuffer is the largest buffer Reset keeps.
 const maxKeptBuffer = 64 << 10
+
+// initialBuffer is a new reader's buffer: a few typical completion chunks
+// (200–400 bytes each). It doubles when one line does not fit. A source
+// that buffers itself (net/http's bufio, httpstream's connection buffer)
+// hands over what it holds in buffer-sized reads without a system call, so
+// a small buffer costs copies, not reads, and keeps an open stream small.
+const initialBuffer = 1024
 
 // ErrUnterminatedEvent is Next's error when the body ended cleanly inside
 // an event (no blank line after its last field): the server stopped
