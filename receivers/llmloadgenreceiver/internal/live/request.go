@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -211,17 +212,19 @@ func (r *liveResult) traceparent() string {
 	return string(b[:])
 }
 
-// phaseTimer turns the phase timeouts into one context cancellation with a
-// cause naming the phase that expired. One timer serves every phase of a
-// request: arming it again moves its deadline. In the idle phase an event
-// only records its time (touch, one atomic store); when the timer fires it
-// checks the time of the last event and, if the stream was not silent for
-// the whole idle timeout, re-arms itself for the rest instead of cancelling.
+// phaseTimer turns the phase timeouts and the request's total deadline into
+// one context cancellation with a cause naming what expired. One timer
+// serves every phase of a request: arming it again moves its deadline,
+// never past the total one. In the idle phase an event only records its
+// time (touch, one atomic store); when the timer fires it checks the time of
+// the last event and, if the stream was not silent for the whole idle
+// timeout, re-arms itself for the rest instead of cancelling.
 type phaseTimer struct {
-	cancel context.CancelCauseFunc
-	idle   time.Duration // the idle timeout
-	base   time.Time     // origin of due and last
-	last   atomic.Int64  // time of the last event, since base
+	cancel   context.CancelCauseFunc
+	idle     time.Duration // the idle timeout
+	base     time.Time     // origin of due, deadline and last
+	deadline time.Duration // the request's total deadline, since base
+	last     atomic.Int64  // time of the last event, since base
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -236,30 +239,40 @@ const (
 	phaseTTFT
 	phaseIdle  // between events; touch extends it
 	phaseDrain // reading the body's end after [DONE]
+	phaseBody  // a non-streaming body: only the total deadline
 )
+
+// never is a phase timeout that only the total deadline cuts short.
+const never = time.Duration(math.MaxInt64)
 
 var (
 	errConnectTimeout = errors.New(errTypeConnectTimeout)
 	errTTFTTimeout    = errors.New(errTypeTTFTTimeout)
 	errIdleTimeout    = errors.New(errTypeIdleTimeout)
-	phaseErrs         = [...]error{phaseConnect: errConnectTimeout, phaseTTFT: errTTFTTimeout, phaseIdle: errIdleTimeout, phaseDrain: errIdleTimeout}
+	errDeadline       = errors.New(errTypeDeadline)
+	phaseErrs         = [...]error{phaseConnect: errConnectTimeout, phaseTTFT: errTTFTTimeout, phaseIdle: errIdleTimeout, phaseDrain: errIdleTimeout, phaseBody: errDeadline}
 )
 
-func newPhaseTimer(cancel context.CancelCauseFunc, idle time.Duration) *phaseTimer {
-	return &phaseTimer{cancel: cancel, idle: idle, base: time.Now()}
+// newPhaseTimer returns a timer that cancels with a phase's cause when the
+// phase's timeout expires, and with errDeadline at deadline.
+func newPhaseTimer(cancel context.CancelCauseFunc, idle time.Duration, deadline time.Time) *phaseTimer {
+	now := time.Now()
+	return &phaseTimer{cancel: cancel, idle: idle, base: now, deadline: deadline.Sub(now)}
 }
 
 // arm starts phase with timeout d from now.
 func (p *phaseTimer) arm(d time.Duration, phase int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Since(p.base)
 	p.phase, p.stopped = phase, false
-	p.due = time.Since(p.base) + d
+	p.due = now + min(d, p.deadline-now)
+	wait := p.due - now
 	if p.timer == nil {
-		p.timer = time.AfterFunc(d, p.fire)
+		p.timer = time.AfterFunc(wait, p.fire)
 		return
 	}
-	p.timer.Reset(d)
+	p.timer.Reset(wait)
 }
 
 // touch records an event at t; in the idle phase it extends the deadline to
@@ -276,6 +289,10 @@ func (p *phaseTimer) fire() {
 	if p.phase == phaseIdle {
 		due = max(due, time.Duration(p.last.Load())+p.idle)
 	}
+	cause := phaseErrs[p.phase]
+	if due >= p.deadline {
+		due, cause = p.deadline, errDeadline
+	}
 	if now := time.Since(p.base); now < due {
 		// Re-armed since this firing was scheduled, or events came.
 		p.timer.Reset(due - now)
@@ -283,7 +300,6 @@ func (p *phaseTimer) fire() {
 		return
 	}
 	p.stopped = true
-	cause := phaseErrs[p.phase]
 	p.mu.Unlock()
 	p.cancel(cause)
 }
@@ -314,12 +330,9 @@ type liveClient struct {
 // context: cancelling it cancels the request (error.type cancelled).
 func (c *liveClient) do(ctx context.Context, body []byte, res *liveResult) {
 	t := &c.cfg.Timeouts
-	deadline := res.Scheduled.Add(t.Total)
-	rctx, cancelDeadline := context.WithDeadline(ctx, deadline)
-	defer cancelDeadline()
-	rctx, cancel := context.WithCancelCause(rctx)
+	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	pt := newPhaseTimer(cancel, t.Idle)
+	pt := newPhaseTimer(cancel, t.Idle, res.Scheduled.Add(t.Total))
 	defer pt.stop()
 
 	pt.arm(t.Connect, phaseConnect)
@@ -403,7 +416,7 @@ func (c *liveClient) readResponse(rctx, runCtx context.Context, resp response, r
 		return
 	}
 	if !c.cfg.Stream {
-		pt.stop()
+		pt.arm(never, phaseBody)
 		c.readUnary(rctx, runCtx, resp.body, res)
 		return
 	}
@@ -460,6 +473,8 @@ func classifyErr(rctx, runCtx context.Context, err error) string {
 			return errTypeTTFTTimeout
 		case errors.Is(cause, errIdleTimeout):
 			return errTypeIdleTimeout
+		case errors.Is(cause, errDeadline):
+			return errTypeDeadline
 		}
 	}
 	if runCtx.Err() != nil {

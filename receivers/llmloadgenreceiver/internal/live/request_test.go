@@ -15,7 +15,7 @@ func TestPhaseTimerIdleTouch(t *testing.T) {
 	const idle = 60 * time.Millisecond
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	pt := newPhaseTimer(cancel, idle)
+	pt := newPhaseTimer(cancel, idle, time.Now().Add(time.Hour))
 	defer pt.stop()
 	pt.arm(idle, phaseIdle)
 	// Events every 10 ms for 4 idle timeouts: no cancellation.
@@ -40,7 +40,7 @@ func TestPhaseTimerIdleTouch(t *testing.T) {
 func TestPhaseTimerPhases(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	pt := newPhaseTimer(cancel, time.Hour)
+	pt := newPhaseTimer(cancel, time.Hour, time.Now().Add(time.Hour))
 	pt.arm(20*time.Millisecond, phaseConnect)
 	pt.arm(80*time.Millisecond, phaseTTFT) // before connect expired
 	start := time.Now()
@@ -54,9 +54,41 @@ func TestPhaseTimerPhases(t *testing.T) {
 
 	ctx2, cancel2 := context.WithCancelCause(context.Background())
 	defer cancel2(nil)
-	pt2 := newPhaseTimer(cancel2, time.Hour)
+	pt2 := newPhaseTimer(cancel2, time.Hour, time.Now().Add(time.Hour))
 	pt2.arm(10*time.Millisecond, phaseConnect)
 	pt2.stop()
 	time.Sleep(50 * time.Millisecond)
 	assert.NoError(t, ctx2.Err(), "a stopped timer cancelled")
+}
+
+// The total deadline cuts every phase short and names itself; a deadline
+// already past cancels at once.
+func TestPhaseTimerTotalDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	start := time.Now()
+	pt := newPhaseTimer(cancel, time.Hour, start.Add(60*time.Millisecond))
+	defer pt.stop()
+	pt.arm(time.Hour, phaseTTFT)
+	pt.arm(time.Hour, phaseIdle)
+	pt.touch(time.Now())
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the total deadline did not fire")
+	}
+	assert.ErrorIs(t, context.Cause(ctx), errDeadline)
+	assert.GreaterOrEqual(t, time.Since(start), 55*time.Millisecond)
+
+	ctx2, cancel2 := context.WithCancelCause(context.Background())
+	defer cancel2(nil)
+	pt2 := newPhaseTimer(cancel2, time.Hour, time.Now().Add(-time.Second))
+	defer pt2.stop()
+	pt2.arm(time.Hour, phaseConnect)
+	select {
+	case <-ctx2.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a past deadline did not cancel")
+	}
+	assert.ErrorIs(t, context.Cause(ctx2), errDeadline)
 }
