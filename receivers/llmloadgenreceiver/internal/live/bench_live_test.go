@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +61,17 @@ func buildMock(b *testing.B) string {
 
 // startMockProcess runs cmd/mockllm on a free loopback port and returns its URL.
 func startMockProcess(b *testing.B, args ...string) string {
-	cmd := exec.Command(buildMock(b), append([]string{"-addr", "127.0.0.1:0", "-history", "500000", "-seed", "3"}, args...)...)
+	return startMockOn(b, -1, args...)
+}
+
+// startMockOn is startMockProcess with the mock pinned to one CPU (taskset),
+// or on any when cpu < 0.
+func startMockOn(b *testing.B, cpu int, args ...string) string {
+	argv := append([]string{buildMock(b), "-addr", "127.0.0.1:0", "-history", "500000", "-seed", "3"}, args...)
+	if cpu >= 0 {
+		argv = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -158,21 +170,25 @@ type measured struct {
 	id     string
 	ttft   float64   // seconds
 	chunks []float64 // content chunk times, seconds since the first
+	// sent is when the request was written, seconds after its scheduled
+	// time; reused tells whether it went out on a kept-alive connection.
+	sent   float64
+	reused bool
+	// delay is the client's delay at the first token, known with kernel
+	// receive timestamps.
+	delay      float64
+	delayKnown bool
 }
 
 // runLoadgenClosed runs the live receiver with users virtual users for d
 // and returns what it measured.
-func runLoadgenClosed(b *testing.B, url string, users int, d time.Duration, chunkEvents string) []measured {
-	cfg := config.Default()
-	cfg.Mode = config.ModeLive
-	cfg.Duration = d
-	cfg.Arrival = config.ArrivalConfig{Type: config.ArrivalConcurrency, Concurrency: users}
-	cfg.Metrics.Interval = time.Hour
-	cfg.BatchSize = 1000
-	cfg.Live.Client.Endpoint = url + "/v1"
-	cfg.Live.MaxConcurrency = users
-	cfg.Live.ChunkEvents = chunkEvents
-	cfg.Live.Prompt.InputTokens = config.Distribution{Type: config.DistConstant, Value: 30}
+func runLoadgenClosed(b *testing.B, url string, users int, d time.Duration, chunkEvents, transport string) []measured {
+	return runLoadgen(b, closedConfig(url, users, d, chunkEvents, transport), d)
+}
+
+// runLoadgen runs the live receiver on cfg, which ends after d, and returns
+// what it measured of the requests that succeeded.
+func runLoadgen(b *testing.B, cfg *config.Config, d time.Duration) []measured {
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
 	}
@@ -212,6 +228,23 @@ func runLoadgenClosed(b *testing.B, url string, users int, d time.Duration, chun
 	return out
 }
 
+// closedConfig is a closed-loop live run of users virtual users for d on
+// the given transport.
+func closedConfig(url string, users int, d time.Duration, chunkEvents, transport string) *config.Config {
+	cfg := config.Default()
+	cfg.Mode = config.ModeLive
+	cfg.Duration = d
+	cfg.Arrival = config.ArrivalConfig{Type: config.ArrivalConcurrency, Concurrency: users}
+	cfg.Metrics.Interval = time.Hour
+	cfg.BatchSize = 1000
+	cfg.Live.Client.Endpoint = url + "/v1"
+	cfg.Live.MaxConcurrency = users
+	cfg.Live.ChunkEvents = chunkEvents
+	cfg.Live.Prompt.InputTokens = config.Distribution{Type: config.DistConstant, Value: 30}
+	cfg.Live.Transport = transport
+	return cfg
+}
+
 func spanMeasured(sp ptrace.Span) measured {
 	m := measured{}
 	if v, ok := sp.Attributes().Get(attrLiveRequestID); ok {
@@ -219,6 +252,17 @@ func spanMeasured(sp ptrace.Span) measured {
 	}
 	if v, ok := sp.Attributes().Get(genai.AttrTimeToFirstChunk); ok {
 		m.ttft = v.Double()
+	}
+	for i := 0; i < sp.Events().Len(); i++ {
+		if e := sp.Events().At(i); e.Name() == "llm_loadgen.request_sent" {
+			m.sent = float64(e.Timestamp()-sp.StartTimestamp()) / 1e9
+		}
+	}
+	if v, ok := sp.Attributes().Get(genai.AttrLoadgenClientDelayFirst); ok {
+		m.delay, m.delayKnown = v.Double(), true
+	}
+	if v, ok := sp.Attributes().Get(attrLiveReused); ok {
+		m.reused = v.Bool()
 	}
 	var first int64
 	for i := 0; i < sp.Events().Len(); i++ {
@@ -237,7 +281,13 @@ func spanMeasured(sp ptrace.Span) measured {
 // errorStats compares up to limit measurements with the mock's ground
 // truth: TTFT error (client − server) and per-gap ITL error.
 type errorStats struct {
-	ttft, itl []float64
+	ttft, itl, delay []float64
+	// ttftSent is the TTFT error counted from when the request was written,
+	// which leaves out the generator's delay in sending it; ttftReused is
+	// that error for requests on kept-alive connections only (no connection
+	// setup, and none of the opening burst of new connections, on either
+	// side).
+	ttftSent, ttftReused []float64
 }
 
 func compareTruth(b *testing.B, url string, ms []measured, limit int) errorStats {
@@ -253,6 +303,13 @@ func compareTruth(b *testing.B, url string, ms []measured, limit int) errorStats
 			b.Fatal(err)
 		}
 		st.ttft = append(st.ttft, m.ttft-t.TTFT)
+		st.ttftSent = append(st.ttftSent, m.ttft-m.sent-t.TTFT)
+		if m.reused {
+			st.ttftReused = append(st.ttftReused, m.ttft-m.sent-t.TTFT)
+		}
+		if m.delayKnown {
+			st.delay = append(st.delay, m.delay)
+		}
 		if len(m.chunks) == len(t.ITL)+1 {
 			for g := range t.ITL {
 				st.itl = append(st.itl, math.Abs((m.chunks[g+1]-m.chunks[g])-t.ITL[g]))
@@ -261,6 +318,9 @@ func compareTruth(b *testing.B, url string, ms []measured, limit int) errorStats
 	}
 	sort.Float64s(st.ttft)
 	sort.Float64s(st.itl)
+	sort.Float64s(st.delay)
+	sort.Float64s(st.ttftSent)
+	sort.Float64s(st.ttftReused)
 	return st
 }
 
@@ -322,15 +382,16 @@ func BenchmarkLiveVsLocust(b *testing.B) {
 		b.ReportMetric(1e3*pct(le.ttft, 0.99), "locust_ttft_err_p99_ms")
 		b.Logf("Locust: %d requests, %v CPU; running llm_loadgen", locustDone, locustCPU)
 
-		// llm_loadgen, same users and duration, then at its maximum.
-		for _, u := range []int{users, maxUsers} {
-			name := "loadgen"
-			if u != users {
-				name = fmt.Sprintf("loadgen%d", u)
-			}
+		// llm_loadgen, same users and duration on each transport, then at
+		// its maximum.
+		for _, g := range []struct {
+			name, transport string
+			users           int
+		}{{"loadgen", config.TransportRaw, users}, {"loadgen_nethttp", config.TransportNetHTTP, users}, {fmt.Sprintf("loadgen%d", maxUsers), config.TransportRaw, maxUsers}} {
+			name := g.name
 			before = mockCompleted(b, url)
 			c0 := costSelf()
-			ours := runLoadgenClosed(b, url, u, run, config.ChunkEventsFirst)
+			ours := runLoadgenClosed(b, url, g.users, run, config.ChunkEventsFirst, g.transport)
 			oc := costSelf().sub(c0)
 			oursCPU := oc.user + oc.sys
 			oursDone := mockCompleted(b, url) - before
@@ -358,14 +419,15 @@ var vsLocustMock = []string{"-ttft", "20ms", "-itl", "2ms", "-output-tokens", "3
 // closed-loop users, and reports the generator's CPU time per request (user
 // and system), its read system calls per request and its TTFT error.
 func BenchmarkLiveStreamCPU(b *testing.B) {
-	for _, users := range []int{64, 256, 1024} {
-		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
+	for _, tc := range benchTransportUsers([]int{64, 256, 1024}) {
+		transport, users := tc.transport, tc.users
+		b.Run(fmt.Sprintf("transport=%s/users=%d", transport, users), func(b *testing.B) {
 			url := startMockProcess(b, vsLocustMock...)
 			run := 5 * time.Second
 			for i := 0; i < b.N; i++ {
 				before := mockCompleted(b, url)
 				c0 := costSelf()
-				ms := runLoadgenClosed(b, url, users, run, config.ChunkEventsFirst)
+				ms := runLoadgenClosed(b, url, users, run, config.ChunkEventsFirst, transport)
 				c := costSelf().sub(c0)
 				done := mockCompleted(b, url) - before
 				if done == 0 || len(ms) == 0 {
@@ -405,21 +467,151 @@ func readLocustResults(b *testing.B, path string) []measured {
 	return out
 }
 
-// BenchmarkLiveErrorAt1000Streams holds about 1,000 streams open (1,000
-// virtual users, 40 tokens 50 ms apart after a 200 ms TTFT) and reports how
-// far the measured TTFT and every ITL gap are from the mock's ground truth.
-func BenchmarkLiveErrorAt1000Streams(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		url := startMockProcess(b, "-ttft", "200ms", "-itl", "50ms", "-output-tokens", "40", "-output-jitter", "0", "-jitter", "0.2")
-		c0 := costSelf()
-		ms := runLoadgenClosed(b, url, 1000, 8*time.Second, config.ChunkEventsAll)
-		c := costSelf().sub(c0)
-		st := compareTruth(b, url, ms, 1000)
-		b.ReportMetric(float64(len(ms)), "requests")
-		b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(len(ms)), "cpu_ms/req")
-		b.ReportMetric(1e3*pct(st.ttft, 0.5), "ttft_err_p50_ms")
-		b.ReportMetric(1e3*pct(st.ttft, 0.99), "ttft_err_p99_ms")
-		b.ReportMetric(1e3*pct(st.itl, 0.5), "itl_err_p50_ms")
-		b.ReportMetric(1e3*pct(st.itl, 0.99), "itl_err_p99_ms")
+// benchTransport is one transport and user count of a benchmark.
+type benchTransport struct {
+	transport string
+	users     int
+}
+
+// benchTransportUsers is every user count on each transport.
+func benchTransportUsers(users []int) []benchTransport {
+	var out []benchTransport
+	for _, tr := range []string{config.TransportRaw, config.TransportNetHTTP} {
+		for _, u := range users {
+			out = append(out, benchTransport{tr, u})
+		}
 	}
+	return out
+}
+
+// BenchmarkLiveErrorAt1000Streams holds about 1,000 streams open (1,000
+// virtual users, 40 tokens 50 ms apart after a 200 ms TTFT) on each
+// transport and reports how far the measured TTFT and every ITL gap are
+// from the mock's ground truth, and, with kernel receive times, the
+// client's own delay at the first token that the TTFT no longer includes.
+func BenchmarkLiveErrorAt1000Streams(b *testing.B) {
+	for _, tr := range []string{config.TransportRaw, config.TransportNetHTTP} {
+		b.Run("transport="+tr, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				url := startMockProcess(b, "-ttft", "200ms", "-itl", "50ms", "-output-tokens", "40", "-output-jitter", "0", "-jitter", "0.2")
+				c0 := costSelf()
+				ms := runLoadgenClosed(b, url, 1000, 8*time.Second, config.ChunkEventsAll, tr)
+				c := costSelf().sub(c0)
+				st := compareTruth(b, url, ms, 1000)
+				b.ReportMetric(float64(len(ms)), "requests")
+				b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(len(ms)), "cpu_ms/req")
+				b.ReportMetric(1e3*pct(st.ttft, 0.5), "ttft_err_p50_ms")
+				b.ReportMetric(1e3*pct(st.ttft, 0.99), "ttft_err_p99_ms")
+				b.ReportMetric(1e3*pct(st.itl, 0.5), "itl_err_p50_ms")
+				b.ReportMetric(1e3*pct(st.itl, 0.99), "itl_err_p99_ms")
+				if len(st.delay) > 0 {
+					b.ReportMetric(1e3*pct(st.delay, 0.5), "client_delay_p50_ms")
+					b.ReportMetric(1e3*pct(st.delay, 0.99), "client_delay_p99_ms")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLiveMemoryPerStream holds 1,400 and then 10,000 streams open on
+// each transport (closed loop, one virtual user per stream, against a
+// mockllm process whose streams last 20 s: 40 tokens 500 ms apart) and
+// reports this process's memory once every stream is open, less what it
+// held before the run: the Go heap and stacks in use, and the resident set
+// (pages an earlier sub-benchmark left resident count in its baseline, so
+// run one sub-benchmark per process for the resident set of each). With
+// LIVE_MEMPROFILE set it writes the heap profile at that moment there.
+func BenchmarkLiveMemoryPerStream(b *testing.B) {
+	for _, tc := range benchTransportUsers([]int{1400, 10000}) {
+		b.Run(fmt.Sprintf("transport=%s/streams=%d", tc.transport, tc.users), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				url := startMockProcess(b, "-ttft", "100ms", "-itl", "500ms", "-output-tokens", "40", "-output-jitter", "0", "-jitter", "0")
+				m0 := memSelf()
+				cfg := closedConfig(url, tc.users, time.Minute, config.ChunkEventsFirst, tc.transport)
+				cfg.Live.DrainTimeout = 100 * time.Millisecond
+				lr, err := New(&loadgen.Run{Config: cfg, Settings: receivertest.NewNopSettings(metadata.Type), Traces: consumertest.NewNop()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := lr.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+					b.Fatal(err)
+				}
+				open := waitStreams(b, url, int64(tc.users)*98/100, 15*time.Second)
+				m := memSelf()
+				if path := os.Getenv("LIVE_MEMPROFILE"); path != "" {
+					writeHeapProfile(b, path)
+				}
+				if err := lr.Shutdown(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				per := func(a, b uint64) float64 { return float64(int64(a)-int64(b)) / float64(open) / 1024 }
+				b.ReportMetric(float64(open), "streams_open")
+				b.ReportMetric(per(m.heap, m0.heap), "heap_KB/stream")
+				b.ReportMetric(per(m.stack, m0.stack), "stack_KB/stream")
+				b.ReportMetric(per(m.rss, m0.rss), "rss_KB/stream")
+				b.ReportMetric(float64(m.rss)/(1<<20), "rss_MB")
+			}
+		})
+	}
+}
+
+// memUse is this process's memory: the Go heap and goroutine stacks in
+// use, and the resident set, in bytes.
+type memUse struct{ heap, stack, rss uint64 }
+
+// memSelf returns this process's memory after a collection.
+func memSelf() memUse {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := memUse{heap: ms.HeapInuse, stack: ms.StackInuse}
+	if st, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				m.rss = kb * 1024
+			}
+		}
+	}
+	return m
+}
+
+// writeHeapProfile writes the heap profile (in-use memory at this moment)
+// to path.
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// waitStreams waits until the mock holds at least n streams open, or within
+// has passed, and returns how many it holds.
+func waitStreams(b *testing.B, url string, n int64, within time.Duration) int64 {
+	deadline := time.Now().Add(within)
+	var active int64
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url + "/mock/stats")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var st struct {
+			Active int64 `json:"active_streams"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if active = st.Active; active >= n {
+			return active
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.Fatalf("%d of %d streams open after %v", active, n, within)
+	return active
 }
