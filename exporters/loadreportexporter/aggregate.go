@@ -31,6 +31,7 @@ type group struct {
 	e2e                 *sketch
 	ttfa                *sketch // reasoning models' time to first answer; nil until one is seen
 	clientDelay         *sketch // the client's own delay at the first token (kernel timestamps); nil until one is seen
+	generatorCPU        *sketch // the generator process's CPU use when each request ended; nil until one is seen
 	spec                sketchSpec
 	itlFromEvents       int64 // requests whose ITL came from chunk events
 	itlFromTPOT         int64 // requests whose ITL is their mean gap (TPOT)
@@ -71,6 +72,7 @@ func (g *group) merge(o *group) {
 	g.e2e.merge(o.e2e)
 	g.mergeInto(&g.ttfa, o.ttfa)
 	g.mergeInto(&g.clientDelay, o.clientDelay)
+	g.mergeInto(&g.generatorCPU, o.generatorCPU)
 	g.itlFromEvents += o.itlFromEvents
 	g.itlFromTPOT += o.itlFromTPOT
 }

@@ -181,7 +181,7 @@ func (s *state) rowOf(g *group, source string) Row {
 		Requests: g.requests, Successes: g.successes, Cancelled: g.cancelled,
 		InputTokens: g.inputTokens, OutputTokens: g.outputTokens, GoodRequests: g.good,
 		TTFT: latencyOf(g.ttft), ITL: latencyOf(g.itl), TPOT: latencyOf(g.tpot), E2E: latencyOf(g.e2e),
-		TimeToFirstAnswer: latencyOf(g.ttfa), ClientDelay: latencyOf(g.clientDelay),
+		TimeToFirstAnswer: latencyOf(g.ttfa), ClientDelay: latencyOf(g.clientDelay), GeneratorCPU: latencyOf(g.generatorCPU),
 	}
 	row.Errors = g.requests - g.successes
 	row.ErrorsByType = s.errorCounts(g.errors, g.requests)

@@ -130,7 +130,12 @@ type Row struct {
 	// how long after the kernel received it the client saw it
 	// (llm_loadgen.client_delay.first_token, with kernel timestamps). TTFT
 	// and ITL exclude it; large values mean the generator is the bottleneck.
-	ClientDelay   *Latency `json:"client_delay,omitempty"`
+	ClientDelay *Latency `json:"client_delay,omitempty"`
+	// GeneratorCPU is the CPU the load generator's process used when each
+	// request ended, as a fraction of the CPUs it may use
+	// (llm_loadgen.process.cpu_utilization): a distribution of fractions,
+	// not of seconds.
+	GeneratorCPU  *Latency `json:"generator_cpu,omitempty"`
 	ITL           *Latency `json:"itl,omitempty"`
 	ITLSource     string   `json:"itl_source,omitempty"`
 	TPOT          *Latency `json:"tpot,omitempty"`

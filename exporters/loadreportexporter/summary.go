@@ -33,21 +33,30 @@ type Summary struct {
 }
 
 // Client-bound thresholds: the generator's delay at the first token, at
-// p99, of at least clientBoundDelay or clientBoundShare of the TTFT p50.
+// p99, of at least clientBoundDelay or clientBoundShare of the TTFT p50; or
+// its process using clientBoundCPU of its CPUs or more for the median
+// request.
 const (
 	clientBoundDelay = 0.005
 	clientBoundShare = 0.1
+	clientBoundCPU   = 0.9
 )
 
-// clientBound tells whether row r's client delay says the generator was
-// the bottleneck.
+// clientBound tells whether row r's client delay or the generator's CPU
+// says the generator was the bottleneck.
 func clientBound(r Row) bool {
+	return delayBound(r) || cpuBound(r)
+}
+
+func delayBound(r Row) bool {
 	cd := r.ClientDelay
 	if cd == nil {
 		return false
 	}
 	return cd.P99 >= clientBoundDelay || (r.TTFT != nil && cd.P99 >= clientBoundShare*r.TTFT.P50)
 }
+
+func cpuBound(r Row) bool { return r.GeneratorCPU != nil && r.GeneratorCPU.P50 >= clientBoundCPU }
 
 // pressure is how close value v is to c's PASS boundary: below 1 inside
 // it, above 1 past it.
@@ -149,9 +158,13 @@ func summaryNotes(r *Report) []string {
 	for _, name := range r.SLOsNotEvaluated {
 		notes = append(notes, name+" not evaluated: this pipeline has no span_guard data")
 	}
-	if clientBound(t) {
+	if delayBound(t) {
 		notes = append(notes, fmt.Sprintf("client-bound: the load generator saw the first token %s after the kernel received it (p99); TTFT and ITL exclude that delay, but the generator could not keep up: give it more cores or shards",
 			humanfmt.Seconds(t.ClientDelay.P99)))
+	}
+	if cpuBound(t) {
+		notes = append(notes, fmt.Sprintf("client-bound: the load generator's process used %s of its CPUs (median over requests); its own delays are in every number it measured without kernel timestamps: give it more cores or shards",
+			humanfmt.Percent(t.GeneratorCPU.P50)))
 	}
 	if r.Baseline != nil {
 		notes = append(notes, "baseline: "+r.Baseline.describe())

@@ -344,6 +344,9 @@ func (s *state) countSuccess(g *group, sp ptrace.Span, start int64, dur float64,
 	if v, ok := floatAttr(sp.Attributes(), genai.AttrLoadgenClientDelayFirst); ok && v >= 0 && v <= dur {
 		g.addTo(&g.clientDelay, v)
 	}
+	if v, ok := floatAttr(sp.Attributes(), genai.AttrLoadgenProcessCPU); ok && v >= 0 {
+		g.addTo(&g.generatorCPU, v)
+	}
 	if s.meetsGoodput(dur, ttft, hasTTFT, tpot) {
 		g.good++
 	}

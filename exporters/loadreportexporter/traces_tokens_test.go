@@ -99,3 +99,31 @@ func TestClientDelay(t *testing.T) {
 	assert.False(t, idle.Summary.ClientBound, "0.2 ms is below 5 ms and 10 % of a 100 ms TTFT")
 	assert.NotContains(t, strings.Join(idle.Summary.Notes, "\n"), "client-bound")
 }
+
+// TestGeneratorCPU: a generator whose process used 90 % of its CPUs or more
+// for the median request flags the run as client-bound even without kernel
+// timestamps; one at 40 % does not.
+func TestGeneratorCPU(t *testing.T) {
+	run := func(cpu float64) *Report {
+		st := newTestState(testConfig(t))
+		td := ptrace.NewTraces()
+		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for i := 0; i < 20; i++ {
+			addReq(ss, req{at: time.Duration(i) * time.Second, dur: 2 * time.Second, ttft: 100 * time.Millisecond, out: 50, target: "t", model: "m", scenario: "s"})
+			ss.At(i).Attributes().PutDouble(genai.AttrLoadgenProcessCPU, cpu)
+		}
+		st.consumeTraces(td)
+		return st.build(true)
+	}
+	busy := run(0.97)
+	require.NotNil(t, busy.Total.GeneratorCPU)
+	assert.EqualValues(t, 20, busy.Total.GeneratorCPU.Count)
+	assert.InDelta(t, 0.97, busy.Total.GeneratorCPU.P50, 0.01)
+	assert.True(t, busy.Summary.ClientBound)
+	assert.Contains(t, strings.Join(busy.Summary.Notes, "\n"), "used 97")
+
+	idle := run(0.4)
+	assert.False(t, idle.Summary.ClientBound)
+	assert.NotContains(t, strings.Join(idle.Summary.Notes, "\n"), "client-bound")
+	assert.Nil(t, run(0.4).Total.ClientDelay, "no kernel times, no client delay row")
+}

@@ -50,6 +50,11 @@ const (
 	AttrLoadgenClientDelayFirst = "llm_loadgen.client_delay.first_token"
 	AttrLoadgenClientDelayMean  = "llm_loadgen.client_delay.mean"
 	AttrLoadgenClientDelayMax   = "llm_loadgen.client_delay.max"
+	// AttrLoadgenProcessCPU is the CPU the load generator's process used
+	// over about the last second when the request ended, as a fraction of
+	// the CPUs it may use (GOMAXPROCS). load_report calls a run
+	// client-bound when its median is 0.9 or more.
+	AttrLoadgenProcessCPU = "llm_loadgen.process.cpu_utilization"
 )
 
 // Values of AttrLoadgenTimestamps.

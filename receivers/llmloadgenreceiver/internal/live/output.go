@@ -70,6 +70,9 @@ type liveRenderer struct {
 	n     int
 
 	agg *liveMetrics
+	// cpu is the process's CPU use, put on every span so that the report
+	// can tell a generator that ran out of CPU.
+	cpu cpuMeter
 
 	plan loadgen.ShardPlan // run id and shard on every resource (internal/loadgen/shard.go)
 }
@@ -139,6 +142,9 @@ func (r *liveRenderer) render(res *liveResult) {
 	putNetworkTimes(a, res)
 	putStreamTimes(a, res)
 	putClientDelay(a, res)
+	if u, ok := r.cpu.sample(time.Now()); ok {
+		a.PutDouble(genai.AttrLoadgenProcessCPU, u)
+	}
 	r.putOutcome(sp, res)
 	r.addEvents(sp.Events(), res)
 }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -91,4 +92,24 @@ func TestPhaseTimerTotalDeadline(t *testing.T) {
 		t.Fatal("a past deadline did not cancel")
 	}
 	assert.ErrorIs(t, context.Cause(ctx2), errDeadline)
+}
+
+// The CPU meter reports the process's CPU use over the last second as a
+// fraction of GOMAXPROCS: a goroutine spinning for a second shows up.
+func TestCPUMeter(t *testing.T) {
+	var m cpuMeter
+	start := time.Now()
+	_, ok := m.sample(start)
+	if _, known := processCPU(); !known {
+		t.Skip("no process CPU time here")
+	}
+	assert.False(t, ok, "one sample gives no rate")
+	for time.Since(start) < 1100*time.Millisecond {
+	}
+	u, ok := m.sample(time.Now())
+	require.True(t, ok)
+	assert.Greater(t, u, 0.05/float64(runtime.GOMAXPROCS(0)), "a second of spinning: at least 5 % of one core even on a busy machine")
+	assert.LessOrEqual(t, u, 1.05)
+	again, _ := m.sample(time.Now())
+	assert.Equal(t, u, again, "within a second the last value stands")
 }
