@@ -3,7 +3,9 @@ package llmmetricsconnector // import "github.com/otelcol-llm/otelcol-llm/connec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -136,12 +138,39 @@ var builtinDimensions = []string{
 	genai.AttrErrorType,
 }
 
-// Validate checks the configuration; errors name the field and the allowed values.
+// Validate checks the configuration; errors name the field and the allowed
+// values, every error in the order of the fields.
 func (c *Config) Validate() error {
 	var errs []error
 	if _, err := genai.ParseTarget(c.Target); err != nil {
 		errs = append(errs, fmt.Errorf("target: %w", err))
 	}
+	errs = append(errs, c.validateAggregation()...)
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"slo.ttft", c.SLO.TTFT}, {"slo.tpot", c.SLO.TPOT}, {"slo.e2e", c.SLO.E2E}} {
+		if d.d < 0 {
+			errs = append(errs, fmt.Errorf("%s: must be 0 (disabled) or a positive duration, got %v", d.name, d.d))
+		}
+	}
+	errs = append(errs, c.validateDimensions()...)
+	for i, a := range c.ResourceAttributes {
+		if a == "" {
+			errs = append(errs, fmt.Errorf("resource_attributes[%d]: must be a non-empty attribute name", i))
+		}
+	}
+	if c.Exemplars.Enabled && (c.Exemplars.MaxPerDataPoint < 1 || c.Exemplars.MaxPerDataPoint > 100) {
+		errs = append(errs, fmt.Errorf("exemplars.max_per_data_point: %d is out of range; allowed values: 1 to 100", c.Exemplars.MaxPerDataPoint))
+	}
+	errs = append(errs, c.Evaluation.validate()...)
+	return errors.Join(errs...)
+}
+
+// validateAggregation checks how series are kept: the histogram, the
+// temporality, the flush interval, the cardinality bound and expiry.
+func (c *Config) validateAggregation() []error {
+	var errs []error
 	switch c.Histogram.Type {
 	case histogramExplicit:
 	case histogramExponential:
@@ -165,32 +194,25 @@ func (c *Config) Validate() error {
 	if c.SeriesExpiration < 0 {
 		errs = append(errs, fmt.Errorf("series_expiration: must be 0 (never) or a positive duration, got %v", c.SeriesExpiration))
 	}
-	for name, d := range map[string]time.Duration{"slo.ttft": c.SLO.TTFT, "slo.tpot": c.SLO.TPOT, "slo.e2e": c.SLO.E2E} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("%s: must be 0 (disabled) or a positive duration, got %v", name, d))
-		}
+	return errs
+}
+
+// validate checks evaluation: the name bound and finite thresholds, in
+// sorted name order.
+func (e *EvaluationConfig) validate() []error {
+	var errs []error
+	if e.MaxNames <= 0 {
+		errs = append(errs, fmt.Errorf("evaluation.max_names: must be a positive number, got %d", e.MaxNames))
 	}
-	errs = append(errs, c.validateDimensions()...)
-	for i, a := range c.ResourceAttributes {
-		if a == "" {
-			errs = append(errs, fmt.Errorf("resource_attributes[%d]: must be a non-empty attribute name", i))
-		}
-	}
-	if c.Exemplars.Enabled && (c.Exemplars.MaxPerDataPoint < 1 || c.Exemplars.MaxPerDataPoint > 100) {
-		errs = append(errs, fmt.Errorf("exemplars.max_per_data_point: %d is out of range; allowed values: 1 to 100", c.Exemplars.MaxPerDataPoint))
-	}
-	if c.Evaluation.MaxNames <= 0 {
-		errs = append(errs, fmt.Errorf("evaluation.max_names: must be a positive number, got %d", c.Evaluation.MaxNames))
-	}
-	if math.IsNaN(c.Evaluation.ScoreThreshold) || math.IsInf(c.Evaluation.ScoreThreshold, 0) {
+	if math.IsNaN(e.ScoreThreshold) || math.IsInf(e.ScoreThreshold, 0) {
 		errs = append(errs, errors.New("evaluation.score_threshold: must be a finite number"))
 	}
-	for name, v := range c.Evaluation.Thresholds {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+	for _, name := range slices.Sorted(maps.Keys(e.Thresholds)) {
+		if v := e.Thresholds[name]; math.IsNaN(v) || math.IsInf(v, 0) {
 			errs = append(errs, fmt.Errorf("evaluation.thresholds[%s]: must be a finite number", name))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (c *Config) validateDimensions() []error {

@@ -122,7 +122,8 @@ type PatternConfig struct {
 
 var _ component.Config = (*Config)(nil)
 
-// Validate checks the configuration and names the offending field.
+// Validate checks the configuration and names the offending field; it
+// reports every error, section by section.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.Target != TargetV141 && c.Target != TargetLatest {
@@ -134,12 +135,20 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("dialects[%d]: unknown dialect %q; allowed values: %s", i, d, strings.Join(known, ", ")))
 		}
 	}
-	for i, ev := range c.Derive.FirstChunkEvents {
+	errs = append(errs, c.Derive.validate()...)
+	errs = append(errs, c.Content.validate()...)
+	return errors.Join(errs...)
+}
+
+// validate checks derive: first-chunk event names and price entries.
+func (d *DeriveConfig) validate() []error {
+	var errs []error
+	for i, ev := range d.FirstChunkEvents {
 		if ev == "" {
 			errs = append(errs, fmt.Errorf("derive.first_chunk_events[%d]: must not be empty", i))
 		}
 	}
-	for i, p := range c.Derive.Prices {
+	for i, p := range d.Prices {
 		field := fmt.Sprintf("derive.prices[%d]", i)
 		if strings.TrimSuffix(p.Model, "*") == "" {
 			errs = append(errs, fmt.Errorf("%s.model: must name a model or a prefix followed by \"*\"", field))
@@ -151,33 +160,32 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: input, output and cached_input must be >= 0", field))
 		}
 	}
+	return errs
+}
+
+// validate checks content: each group's policy, the built-in pattern names
+// and the custom patterns' regular expressions.
+func (cc *ContentConfig) validate() []error {
+	var errs []error
 	groups := []struct {
 		name string
 		p    GroupPolicy
 	}{
-		{"content.input_messages", c.Content.InputMessages},
-		{"content.output_messages", c.Content.OutputMessages},
-		{"content.system_instructions", c.Content.SystemInstructions},
-		{"content.tool_content", c.Content.ToolContent},
+		{"content.input_messages", cc.InputMessages},
+		{"content.output_messages", cc.OutputMessages},
+		{"content.system_instructions", cc.SystemInstructions},
+		{"content.tool_content", cc.ToolContent},
 	}
 	for _, g := range groups {
-		if !contains(allowedActions, g.p.Action) {
-			errs = append(errs, fmt.Errorf("%s.action: %q is not supported; allowed values: %s", g.name, g.p.Action, strings.Join(allowedActions, ", ")))
-		}
-		if g.p.MaxBytes < 0 {
-			errs = append(errs, fmt.Errorf("%s.max_bytes: must be >= 0, got %d", g.name, g.p.MaxBytes))
-		}
-		if g.p.Action == ActionTruncate && g.p.MaxBytes < minTruncateBytes {
-			errs = append(errs, fmt.Errorf("%s.max_bytes: must be at least %d when action is %q, got %d", g.name, minTruncateBytes, ActionTruncate, g.p.MaxBytes))
-		}
+		errs = append(errs, g.p.validate(g.name)...)
 	}
 	builtins := builtinPatternNames()
-	for i, b := range c.Content.BuiltinPatterns {
+	for i, b := range cc.BuiltinPatterns {
 		if !contains(builtins, b) {
 			errs = append(errs, fmt.Errorf("content.builtin_patterns[%d]: unknown pattern %q; allowed values: %s", i, b, strings.Join(builtins, ", ")))
 		}
 	}
-	for i, p := range c.Content.Patterns {
+	for i, p := range cc.Patterns {
 		field := fmt.Sprintf("content.patterns[%d]", i)
 		if p.Name == "" {
 			errs = append(errs, fmt.Errorf("%s.name: must not be empty", field))
@@ -188,7 +196,22 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.regex: %w", field, err))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// validate checks one content group's policy, named name.
+func (p GroupPolicy) validate(name string) []error {
+	var errs []error
+	if !contains(allowedActions, p.Action) {
+		errs = append(errs, fmt.Errorf("%s.action: %q is not supported; allowed values: %s", name, p.Action, strings.Join(allowedActions, ", ")))
+	}
+	if p.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("%s.max_bytes: must be >= 0, got %d", name, p.MaxBytes))
+	}
+	if p.Action == ActionTruncate && p.MaxBytes < minTruncateBytes {
+		errs = append(errs, fmt.Errorf("%s.max_bytes: must be at least %d when action is %q, got %d", name, minTruncateBytes, ActionTruncate, p.MaxBytes))
+	}
+	return errs
 }
 
 func contains(list []string, s string) bool {

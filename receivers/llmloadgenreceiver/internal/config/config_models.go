@@ -65,40 +65,14 @@ func (cfg *Config) validateModels() error {
 			errs = append(errs, fmt.Errorf("%s.name: duplicate model %q", p, m.Name))
 		}
 		seen[m.Name] = true
-		if m.Provider == "" {
-			errs = append(errs, fmt.Errorf("%s.provider: must not be empty (e.g. openai, anthropic, aws.bedrock)", p))
-		}
-		if err := finiteNonNeg(p+".weight", m.Weight); err != nil {
-			errs = append(errs, err)
-		}
-		if m.ContextWindow < 1 {
-			errs = append(errs, fmt.Errorf("%s.context_window: must be >= 1 token, got %d", p, m.ContextWindow))
-		}
+		errs = append(errs, m.validate(p)...)
 		if m.Embedding {
 			embSum += m.Weight
-			if m.EmbeddingDimensions < 1 {
-				errs = append(errs, fmt.Errorf("%s.embedding_dimensions: must be >= 1 for an embedding model, got %d", p, m.EmbeddingDimensions))
-			}
 		} else {
 			chatSum += m.Weight
-			errs = append(errs, m.ITL.validate(p+".itl"), m.OutputTokens.validate(p+".output_tokens"))
-		}
-		errs = append(errs, m.TTFT.validate(p+".ttft"), m.InputTokens.validate(p+".input_tokens"))
-	}
-	needChat, needEmb := false, false
-	for _, s := range cfg.Scenarios {
-		if s.Weight <= 0 {
-			continue
-		}
-		switch s.Type {
-		case ScenarioEmbeddings:
-			needEmb = true
-		case ScenarioRAG:
-			needEmb, needChat = true, true
-		case ScenarioChat, ScenarioAgent:
-			needChat = true
 		}
 	}
+	needChat, needEmb := cfg.modelKindsNeeded()
 	if needChat && chatSum <= 0 {
 		errs = append(errs, errors.New("models: the chat, rag and agent scenarios need a chat model (embedding: false) with weight > 0"))
 	}
@@ -106,6 +80,47 @@ func (cfg *Config) validateModels() error {
 		errs = append(errs, errors.New("models: the embeddings and rag scenarios need an embedding model (embedding: true) with weight > 0"))
 	}
 	return errors.Join(errs...)
+}
+
+// validate checks one model's own fields; p is its path (models[i]).
+func (m *ModelConfig) validate(p string) []error {
+	var errs []error
+	if m.Provider == "" {
+		errs = append(errs, fmt.Errorf("%s.provider: must not be empty (e.g. openai, anthropic, aws.bedrock)", p))
+	}
+	if err := finiteNonNeg(p+".weight", m.Weight); err != nil {
+		errs = append(errs, err)
+	}
+	if m.ContextWindow < 1 {
+		errs = append(errs, fmt.Errorf("%s.context_window: must be >= 1 token, got %d", p, m.ContextWindow))
+	}
+	if m.Embedding {
+		if m.EmbeddingDimensions < 1 {
+			errs = append(errs, fmt.Errorf("%s.embedding_dimensions: must be >= 1 for an embedding model, got %d", p, m.EmbeddingDimensions))
+		}
+	} else {
+		errs = append(errs, m.ITL.validate(p+".itl"), m.OutputTokens.validate(p+".output_tokens"))
+	}
+	return append(errs, m.TTFT.validate(p+".ttft"), m.InputTokens.validate(p+".input_tokens"))
+}
+
+// modelKindsNeeded tells whether the scenarios with weight need a chat
+// model and an embedding model.
+func (cfg *Config) modelKindsNeeded() (chat, embedding bool) {
+	for _, s := range cfg.Scenarios {
+		if s.Weight <= 0 {
+			continue
+		}
+		switch s.Type {
+		case ScenarioEmbeddings:
+			embedding = true
+		case ScenarioRAG:
+			embedding, chat = true, true
+		case ScenarioChat, ScenarioAgent:
+			chat = true
+		}
+	}
+	return chat, embedding
 }
 
 // Distribution types.
