@@ -528,32 +528,9 @@ func (r *Runner) send(sched time.Time, rate float64, traced *tracedRequest, st *
 		res.TraceID[i], res.TraceID[8+i], res.SpanID[i] = byte(t0>>(8*i)), byte(t1>>(8*i)), byte(s0>>(8*i))
 	}
 	ctx := context.Background()
-	if r.sem != nil {
-		select {
-		case r.sem <- struct{}{}:
-		default:
-			if q := r.queued.Add(1); r.lc.MaxQueue > 0 && q > int64(r.lc.MaxQueue) {
-				r.queued.Add(-1)
-				res.fail(errTypeQueueFull, fmt.Errorf("client queue full (%d waiting at live.max_concurrency %d)", r.lc.MaxQueue, r.lc.MaxConcurrency))
-				res.End = time.Now()
-				r.tel.Live.NotSent.Add(ctx, 1, loadgen.ReasonAttrs(errTypeQueueFull))
-				r.finish(res)
-				return res
-			}
-			r.tel.Live.Queued.Add(ctx, 1)
-			select {
-			case r.sem <- struct{}{}:
-			case <-r.reqCtx.Done():
-			}
-			r.tel.Live.Queued.Add(ctx, -1)
-			r.queued.Add(-1)
-			if r.reqCtx.Err() != nil {
-				res.End = time.Now()
-				res.fail(errTypeCancelled, errors.New("cancelled while queued for live.max_concurrency"))
-				r.finish(res)
-				return res
-			}
-		}
+	if !r.acquire(res) {
+		r.finish(res)
+		return res
 	}
 	release := func() {
 		if r.sem != nil {
@@ -580,6 +557,47 @@ func (r *Runner) send(sched time.Time, rate float64, traced *tracedRequest, st *
 	}
 	r.finish(res)
 	return res
+}
+
+// acquire takes a slot of live.max_concurrency for res, waiting in the
+// client queue when all are taken. It returns false, with res failed, when
+// the queue is full (queue_full, counted as not sent) or the run ends while
+// it waits (cancelled).
+func (r *Runner) acquire(res *liveResult) bool {
+	if r.sem == nil {
+		return true
+	}
+	select {
+	case r.sem <- struct{}{}:
+		return true
+	default:
+	}
+	ctx := context.Background()
+	if q := r.queued.Add(1); r.lc.MaxQueue > 0 && q > int64(r.lc.MaxQueue) {
+		r.queued.Add(-1)
+		res.fail(errTypeQueueFull, fmt.Errorf("client queue full (%d waiting at live.max_concurrency %d)", r.lc.MaxQueue, r.lc.MaxConcurrency))
+		res.End = time.Now()
+		r.tel.Live.NotSent.Add(ctx, 1, loadgen.ReasonAttrs(errTypeQueueFull))
+		return false
+	}
+	r.tel.Live.Queued.Add(ctx, 1)
+	got := false
+	select {
+	case r.sem <- struct{}{}:
+		got = true
+	case <-r.reqCtx.Done():
+	}
+	r.tel.Live.Queued.Add(ctx, -1)
+	r.queued.Add(-1)
+	if r.reqCtx.Err() != nil {
+		if got {
+			<-r.sem // the run ended as the slot came free: give it back
+		}
+		res.End = time.Now()
+		res.fail(errTypeCancelled, errors.New("cancelled while queued for live.max_concurrency"))
+		return false
+	}
+	return true
 }
 
 func (r *Runner) finish(res *liveResult) {
