@@ -5,13 +5,16 @@
 package tokenize // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/tokenize"
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
@@ -89,7 +92,11 @@ func Open(c Config) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", c.Path, err)
 	}
-	return &Tokenizer{name: filepath.Base(filepath.Dir(c.Path)) + "/" + filepath.Base(c.Path), c: hfCodec{tk}}, nil
+	h := hfCodec{tk: tk}
+	if err := h.readByteFallback(c.Path); err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", c.Path, err)
+	}
+	return &Tokenizer{name: filepath.Base(filepath.Dir(c.Path)) + "/" + filepath.Base(c.Path), c: h}, nil
 }
 
 var useOfflineRanks sync.Once
@@ -101,14 +108,55 @@ func tiktokenEncoding(name string) (*tiktoken.Tiktoken, error) {
 	return tiktoken.GetEncoding(name)
 }
 
-type hfCodec struct{ tk *tokenizer.Tokenizer }
+// hfCodec is a Hugging Face tokenizer.json through sugarme/tokenizer.
+type hfCodec struct {
+	tk *tokenizer.Tokenizer
+	// fallback holds the ids of the byte tokens <0x00>..<0xFF> when the
+	// model has byte_fallback (SentencePiece-derived BPE: Llama, Mistral):
+	// a character outside the vocabulary becomes its UTF-8 bytes. The
+	// library gives the unknown token (unk) instead, so encode replaces it.
+	fallback *[256]int
+	unk      int
+}
+
+// readByteFallback reads model.byte_fallback and model.unk_token from the
+// tokenizer.json at path and, when set, the ids of the byte tokens.
+func (h *hfCodec) readByteFallback(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		Model struct {
+			ByteFallback bool   `json:"byte_fallback"`
+			UnkToken     string `json:"unk_token"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	if !doc.Model.ByteFallback {
+		return nil
+	}
+	unk, ok := h.tk.TokenToId(doc.Model.UnkToken)
+	if !ok {
+		return fmt.Errorf("model.byte_fallback: the unknown token %q is not in the vocabulary", doc.Model.UnkToken)
+	}
+	var ids [256]int
+	for b := range ids {
+		id, ok := h.tk.TokenToId(fmt.Sprintf("<0x%02X>", b))
+		if !ok {
+			return fmt.Errorf("model.byte_fallback: the byte token <0x%02X> is not in the vocabulary", b)
+		}
+		ids[b] = id
+	}
+	h.fallback, h.unk = &ids, unk
+	return nil
+}
 
 func (h hfCodec) encode(s string) ([]int, error) {
-	enc, err := h.tk.EncodeSingle(s, false)
-	if err != nil {
-		return nil, err
-	}
-	return enc.Ids, nil
+	ids, _, err := h.starts(s)
+	return ids, err
 }
 
 func (h hfCodec) starts(s string) ([]int, []int, error) {
@@ -116,6 +164,7 @@ func (h hfCodec) starts(s string) ([]int, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	ids := enc.Ids
 	offs := make([]int, len(enc.Offsets))
 	for k, off := range enc.Offsets {
 		offs[k] = -1
@@ -123,7 +172,26 @@ func (h hfCodec) starts(s string) ([]int, []int, error) {
 			offs[k] = off[0]
 		}
 	}
-	return enc.Ids, offs, nil
+	if h.fallback == nil || !slices.Contains(ids, h.unk) {
+		return ids, offs, nil
+	}
+	// Each unknown token's text, as bytes.
+	outIDs, outOffs := make([]int, 0, len(ids)+8), make([]int, 0, len(ids)+8)
+	for k, id := range ids {
+		off := enc.Offsets[k]
+		if id != h.unk || len(off) != 2 || off[0] < 0 || off[1] > len(s) || off[0] >= off[1] {
+			outIDs, outOffs = append(outIDs, id), append(outOffs, offs[k])
+			continue
+		}
+		for i := off[0]; i < off[1]; i++ {
+			start := i
+			if !utf8.RuneStart(s[i]) {
+				start = -1 // inside a character: no token boundary to cut at
+			}
+			outIDs, outOffs = append(outIDs, h.fallback[s[i]]), append(outOffs, start)
+		}
+	}
+	return outIDs, outOffs, nil
 }
 
 func (h hfCodec) decode(ids []int) string { return h.tk.Decode(ids, false) }
