@@ -113,7 +113,7 @@ func TestLoadLiveConfig(t *testing.T) {
 	sweep.Mode = config.ModeLive
 	sweep.Arrival.Type, sweep.Arrival.Rate = config.ArrivalPoisson, 1
 	sweep.Live.Sweep = config.LiveSweepConfig{StepDuration: 30 * time.Second, StartRate: 2, StepRate: 2, MaxRate: 40,
-		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: createDefaultConfig().(*Config).Live.Sweep.Server, Search: config.SweepSteps}
+		TTFT: time.Second, TPOT: 50 * time.Millisecond, MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: createDefaultConfig().(*Config).Live.Sweep.Server, Search: config.SweepSteps, Rates: 8}
 	sweep.Live.Sweep.Server.MetricsURL, sweep.Live.Sweep.Server.Sustained = "http://127.0.0.1:8000/metrics", 10*time.Second
 
 	tests := []struct {
@@ -139,6 +139,7 @@ func TestLoadLiveConfig(t *testing.T) {
 		{name: "live_server_without_sweep", errs: []string{"live.sweep.server:", "live.sweep.step_duration"}},
 		{name: "live_sweep_bad_search", errs: []string{"live.sweep.search:", `"binary"`, "steps, bisect"}},
 		{name: "live_sweep_bisect_no_tolerance", errs: []string{"live.sweep.tolerance:", "0 < tolerance < max_rate − start_rate"}},
+		{name: "live_sweep_bad_range", errs: []string{"live.sweep.rates: must be between 1 and 100, got 0", "live.sweep.throughput_users: set it, or live.max_concurrency"}},
 		{name: "live_bad_pacer", errs: []string{"live.pacer.clock:", `"hpet"`, "timerfd, runtime", "live.pacer.spin: must be between 0 and 10ms"}},
 		{name: "live_continuous_without_usage", errs: []string{"live.continuous_usage:", "live.include_usage"}},
 		{name: "live_bad_transport", errs: []string{"live.transport:", `"quic"`, "auto, raw, net_http"}},

@@ -255,17 +255,26 @@ type LiveSweepConfig struct {
 	// Server watches the server's own /metrics during each step and stops
 	// on its saturation signals (internal/live/sweep_server.go).
 	Server SweepServerConfig `mapstructure:"server"`
-	// Search is steps (from start_rate by step_rate until a step fails) or
+	// Search is steps (from start_rate by step_rate until a step fails),
 	// bisect (the largest passing rate between start_rate and max_rate, to
-	// within Tolerance req/s).
+	// within Tolerance req/s) or range (one user, then ThroughputUsers
+	// users, then Rates open-loop rates evenly between the two rates
+	// measured).
 	Search    string  `mapstructure:"search"`
 	Tolerance float64 `mapstructure:"tolerance"`
+	// Rates is how many rates a range search offers between its
+	// synchronous and its throughput rate.
+	Rates int `mapstructure:"rates"`
+	// ThroughputUsers are the closed-loop users of a range search's
+	// throughput step; 0 means live.max_concurrency.
+	ThroughputUsers int `mapstructure:"throughput_users"`
 }
 
 // Sweep searches.
 const (
 	SweepSteps  = "steps"
 	SweepBisect = "bisect"
+	SweepRange  = "range"
 )
 
 func defaultLiveConfig() LiveConfig {
@@ -296,7 +305,7 @@ func defaultLiveConfig() LiveConfig {
 		Pacer:            LivePacerConfig{Clock: PacerTimerfd, Spin: 100 * time.Microsecond},
 		Transport:        TransportAuto,
 		KernelTimestamps: true,
-		Sweep:            LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: SweepSteps},
+		Sweep:            LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: SweepSteps, Rates: 8},
 	}
 }
 
@@ -319,7 +328,7 @@ func (l *LiveConfig) validateLive(cfg *Config) error {
 	if l.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("live.drain_timeout: must be >= 0, got %v", l.DrainTimeout))
 	}
-	errs = append(errs, l.Sweep.validate(cfg.Arrival.Type))
+	errs = append(errs, l.Sweep.validate(cfg.Arrival.Type, l.MaxConcurrency))
 	errs = append(errs, l.validateRunFields(cfg)...)
 	return errors.Join(errs...)
 }
@@ -383,7 +392,7 @@ func (l *LiveConfig) validateRunFields(cfg *Config) []error {
 	return errs
 }
 
-func (s *LiveSweepConfig) validate(arrivalType string) error {
+func (s *LiveSweepConfig) validate(arrivalType string, maxConcurrency int) error {
 	if s.StepDuration == 0 {
 		if s.Server.MetricsURL != "" {
 			return errors.New("live.sweep.server: watches the server between sweep steps; set live.sweep.step_duration")
@@ -398,27 +407,56 @@ func (s *LiveSweepConfig) validate(arrivalType string) error {
 		errs = append(errs, fmt.Errorf("live.sweep: needs an open-loop arrival.type (%s), got %s",
 			strings.Join([]string{ArrivalConstant, ArrivalPoisson, ArrivalGamma}, ", "), arrivalType))
 	}
+	if s.Search != "" { // "" as steps, for configs built in code
+		if err := oneOf("live.sweep.search", s.Search, []string{SweepSteps, SweepBisect, SweepRange}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.Search == SweepRange {
+		errs = append(errs, s.validateRange(maxConcurrency)...)
+	} else {
+		errs = append(errs, s.validateRates()...)
+	}
+	if s.MinGoodRatio <= 0 || s.MinGoodRatio > 1 {
+		errs = append(errs, fmt.Errorf("live.sweep.min_good_ratio: must be in (0, 1], got %v", s.MinGoodRatio))
+	}
+	if s.SaturationRatio <= 0 || s.SaturationRatio > 1 {
+		errs = append(errs, fmt.Errorf("live.sweep.saturation_ratio: must be in (0, 1], got %v", s.SaturationRatio))
+	}
+	return errors.Join(errs...)
+}
+
+// validateRates checks a stepped or bisected sweep: its rates and at least
+// one SLO bound, which decides where it stops.
+func (s *LiveSweepConfig) validateRates() []error {
+	var errs []error
 	if s.StartRate <= 0 || s.StepRate <= 0 || s.MaxRate < s.StartRate {
 		errs = append(errs, fmt.Errorf("live.sweep: start_rate and step_rate must be > 0 and max_rate >= start_rate, got %v, %v, %v", s.StartRate, s.StepRate, s.MaxRate))
 	}
 	if s.TTFT <= 0 && s.TPOT <= 0 && s.E2E <= 0 {
 		errs = append(errs, errors.New("live.sweep: set at least one SLO bound (ttft, tpot or e2e)"))
 	}
-	if s.MinGoodRatio <= 0 || s.MinGoodRatio > 1 {
-		errs = append(errs, fmt.Errorf("live.sweep.min_good_ratio: must be in (0, 1], got %v", s.MinGoodRatio))
-	}
-	if s.Search != "" { // "" as steps, for configs built in code
-		if err := oneOf("live.sweep.search", s.Search, []string{SweepSteps, SweepBisect}); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	if s.Search == SweepBisect && !(s.Tolerance > 0 && s.Tolerance < s.MaxRate-s.StartRate) {
 		errs = append(errs, fmt.Errorf("live.sweep.tolerance: a bisection needs 0 < tolerance < max_rate − start_rate, got %v", s.Tolerance))
 	}
-	if s.SaturationRatio <= 0 || s.SaturationRatio > 1 {
-		errs = append(errs, fmt.Errorf("live.sweep.saturation_ratio: must be in (0, 1], got %v", s.SaturationRatio))
+	return errs
+}
+
+// validateRange checks a range search: its rate count and the users of its
+// throughput step (SLO bounds are optional: without them only saturation
+// fails a step).
+func (s *LiveSweepConfig) validateRange(maxConcurrency int) []error {
+	var errs []error
+	if s.Rates < 1 || s.Rates > 100 {
+		errs = append(errs, fmt.Errorf("live.sweep.rates: must be between 1 and 100, got %d", s.Rates))
 	}
-	return errors.Join(errs...)
+	switch {
+	case s.ThroughputUsers < 0:
+		errs = append(errs, fmt.Errorf("live.sweep.throughput_users: must be >= 0, got %d", s.ThroughputUsers))
+	case s.ThroughputUsers == 0 && maxConcurrency == 0:
+		errs = append(errs, errors.New("live.sweep.throughput_users: set it, or live.max_concurrency, for the throughput step"))
+	}
+	return errs
 }
 
 // validateStreamAndPacer checks the stream options and live.pacer.

@@ -285,7 +285,7 @@ func (r *Runner) schedule(ctx context.Context, start time.Time) {
 	case r.lc.Sweep.StepDuration > 0:
 		r.runSweep(ctx)
 	case r.cfg.Arrival.Type == config.ArrivalConcurrency:
-		r.runClosed(ctx, start)
+		r.runClosed(ctx, r.cfg.Arrival, start, r.cfg.Duration)
 	default:
 		r.runOpen(ctx, r.cfg.Arrival, start, r.cfg.Duration)
 	}
@@ -403,11 +403,12 @@ func (r *Runner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time)
 // within it.
 const timerfdSlice = 20 * time.Millisecond
 
-// runClosed runs virtual users: each sends a request, waits for it to end,
-// thinks, and sends the next. The number of users follows the arrival
-// profile (concurrency and stages), checked every 100 ms.
-func (r *Runner) runClosed(ctx context.Context, start time.Time) {
-	prof := loadgen.NewProfile(r.cfg.Arrival)
+// runClosed runs virtual users for d (0: until the requests run out): each
+// sends a request, waits for it to end, thinks, and sends the next. The
+// number of users follows the profile of a (concurrency and stages),
+// checked every 100 ms.
+func (r *Runner) runClosed(ctx context.Context, a config.ArrivalConfig, start time.Time, d time.Duration) {
+	prof := loadgen.NewProfile(a)
 	var target atomic.Int64
 	var users sync.WaitGroup
 	active := 0
@@ -422,7 +423,7 @@ func (r *Runner) runClosed(ctx context.Context, start time.Time) {
 	var once sync.Once
 	for {
 		elapsed := time.Since(start)
-		if r.cfg.Duration > 0 && elapsed >= r.cfg.Duration {
+		if d > 0 && elapsed >= d {
 			return
 		}
 		want := r.plan.Share(int64(math.Floor(prof.At(elapsed.Seconds()) + 1e-9)))

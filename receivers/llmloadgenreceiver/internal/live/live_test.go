@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -457,6 +458,48 @@ func TestLiveSweepFindsKnee(t *testing.T) {
 	// Step 2/s passes; 10/s exceeds what one slot completes.
 	assert.InDelta(t, 2.0, lr.sweepKnee, 1e-9)
 	assert.Equal(t, "saturated", lr.sweepStoppedBy)
+}
+
+// TestLiveSweepRange: a range search runs one user, then the throughput
+// users, then open-loop rates evenly between the two completed rates it
+// measured; each step's spans say how it was loaded.
+func TestLiveSweepRange(t *testing.T) {
+	// Each request takes ~140 ms: one user completes ~7 requests/s, four
+	// about four times that.
+	mock := startMock(t, func(c *mockllm.Config) {
+		c.TTFT, c.ITL, c.OutputTokens, c.Jitter = 60*time.Millisecond, 5*time.Millisecond, 16, 0
+	})
+	cfg := liveConfig(mock.URL(), 0, 1)
+	cfg.Live.MaxConcurrency = 16
+	cfg.Live.Sweep = config.LiveSweepConfig{StepDuration: time.Second, Search: config.SweepRange, Rates: 2, ThroughputUsers: 4,
+		TTFT: 5 * time.Second, MinGoodRatio: 0.9, SaturationRatio: 0.5}
+	run := startLive(t, cfg)
+	lr := run.runDone(t, 60*time.Second)
+	spans := run.spans(t, 1)
+	run.stop(t)
+	byCap := map[int64]int{}
+	var rates []float64
+	for _, sp := range spans {
+		a := sp.Attributes().AsRaw()
+		if r, ok := a[genai.AttrLoadgenTargetRate].(float64); ok {
+			if len(rates) == 0 || rates[len(rates)-1] != r {
+				rates = append(rates, r)
+			}
+			continue
+		}
+		byCap[a[genai.AttrLoadgenConcurrencyCap].(int64)]++
+	}
+	assert.Positive(t, byCap[1], "the synchronous step")
+	assert.Greater(t, byCap[4], byCap[1], "four users complete more than one")
+	sort.Float64s(rates)
+	rates = slices.Compact(rates)
+	require.Len(t, rates, 2, "two rates between the synchronous and the throughput rate: %v", rates)
+	assert.Less(t, rates[0], rates[1])
+	sync := float64(byCap[1]) // ~1 s step: its completed requests per second, roughly
+	assert.Greater(t, rates[0], sync*0.5)
+	assert.Less(t, rates[1], float64(byCap[4])*1.5)
+	assert.Equal(t, "range_done", lr.sweepStoppedBy)
+	assert.InDelta(t, rates[1], lr.sweepKnee, 1e-9, "both rates pass: the knee is the larger")
 }
 
 // TestLiveReasoningModel: a reasoning model's thinking (Ollama's

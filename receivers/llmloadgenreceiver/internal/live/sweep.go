@@ -9,9 +9,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// sweepStep is the tally of one rate step.
+// sweepStep is the tally of one step.
 type sweepStep struct {
-	rate      float64
+	rate      float64 // the open-loop rate offered; 0 for a closed-loop step
+	users     int     // a closed-loop step's virtual users
 	sent      int64
 	completed int64 // finished without error
 	good      int64 // completed and within every SLO bound
@@ -32,13 +33,16 @@ func (r *Runner) runSweep(ctx context.Context) {
 	knee := 0.0
 	verdict := "max_rate_reached"
 	watch := newServerWatch(sw.Server, &r.tel.Live, r.logger)
-	plan := newSweepPlan(sw)
+	plan := newSweepPlan(sw, r.lc.MaxConcurrency)
+	if plan.ranged {
+		verdict = "range_done"
+	}
 	for k := 0; ctx.Err() == nil; k++ {
-		rate, ok := plan.rate()
+		spec, ok := plan.nextStep()
 		if !ok {
 			break
 		}
-		s, wall := r.runStep(ctx, k, rate, tally, watch)
+		s, wall := r.runStep(ctx, k, spec, tally, watch)
 		if ctx.Err() != nil {
 			return
 		}
@@ -48,12 +52,14 @@ func (r *Runner) runSweep(ctx context.Context) {
 			continue
 		}
 		v := r.stepVerdict(s, wall, watch)
-		if v != "" {
+		switch {
+		case spec.users > 0: // a range's synchronous or throughput step: it measures, the rates judge
+		case v == "":
+			knee = max(knee, spec.rate)
+		case !plan.ranged:
 			verdict = v
-		} else {
-			knee = max(knee, rate)
 		}
-		plan.result(v == "")
+		plan.result(v == "", float64(s.completed)/wall)
 	}
 	if plan.bisect {
 		r.sweepUpper = plan.hi
@@ -65,13 +71,14 @@ func (r *Runner) runSweep(ctx context.Context) {
 	r.logger.Info("llm_loadgen live sweep finished", zap.Float64("knee_rate", knee), zap.String("stopped_by", verdict))
 }
 
-// runStep runs step k of the sweep at rate and returns its counts once its
-// requests have ended, with its wall time in seconds.
-func (r *Runner) runStep(ctx context.Context, k int, rate float64, tally *sweepTally, watch *serverWatch) (sweepStep, float64) {
-	step := &sweepStep{rate: rate}
+// runStep runs step k of the sweep (an open-loop rate, or closed-loop
+// users) and returns its counts once its requests have ended, with its wall
+// time in seconds.
+func (r *Runner) runStep(ctx context.Context, k int, spec sweepSpec, tally *sweepTally, watch *serverWatch) (sweepStep, float64) {
+	step := &sweepStep{rate: spec.rate, users: spec.users}
 	tally.begin(step)
 	a := r.cfg.Arrival
-	a.Rate, a.Stages = rate, nil
+	a.Rate, a.Stages = spec.rate, nil
 	// Sharded runs step in lock-step: step k starts at start_at + k·step_duration
 	// on every shard, whenever the previous step's requests ended.
 	stepStart := time.Now()
@@ -83,7 +90,12 @@ func (r *Runner) runStep(ctx context.Context, k int, rate float64, tally *sweepT
 		r.readyAt = time.Now()
 	}
 	stopWatch := r.watchServer(ctx, watch)
-	r.runOpen(ctx, a, stepStart, r.lc.Sweep.StepDuration)
+	if spec.users > 0 {
+		r.runClosed(ctx, config.ArrivalConfig{Type: config.ArrivalConcurrency, Concurrency: spec.users}, stepStart, r.lc.Sweep.StepDuration)
+		r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
+	} else {
+		r.runOpen(ctx, a, stepStart, r.lc.Sweep.StepDuration)
+	}
 	// The step's verdict needs its requests' outcomes.
 	r.inflight.Wait()
 	stopWatch()
@@ -159,7 +171,7 @@ func (r *Runner) stepVerdict(s sweepStep, wall float64, watch *serverWatch) stri
 
 func (r *Runner) logStep(s sweepStep, wall, goodRatio float64) {
 	r.logger.Info("llm_loadgen live sweep step",
-		zap.Float64("rate", s.rate), zap.Int64("sent", s.sent), zap.Int64("completed", s.completed),
+		zap.Float64("rate", s.rate), zap.Int("users", s.users), zap.Int64("sent", s.sent), zap.Int64("completed", s.completed),
 		zap.Int64("good", s.good), zap.Float64("good_ratio", goodRatio),
 		zap.Float64("offered_per_s", float64(s.sent)/r.lc.Sweep.StepDuration.Seconds()), zap.Float64("completed_per_s", float64(s.completed)/wall))
 }
@@ -182,21 +194,71 @@ func (r *Runner) watchServer(ctx context.Context, w *serverWatch) func() {
 	}
 }
 
-// sweepPlan is the order of a sweep's rates: steps from start_rate by
-// step_rate until a step fails or max_rate passes; or, with search:
-// bisect, start_rate, then max_rate, then the middle of the largest passing
-// and the smallest failing rate until they are tolerance apart.
+// sweepSpec is one step of a sweep: an open-loop rate, or, when users > 0,
+// a closed loop of that many virtual users.
+type sweepSpec struct {
+	rate  float64
+	users int
+}
+
+// sweepPlan is the order of a sweep's steps: rates from start_rate by
+// step_rate until a step fails or max_rate passes; with search: bisect,
+// start_rate, then max_rate, then the middle of the largest passing and the
+// smallest failing rate until they are tolerance apart; with search: range,
+// one virtual user (the synchronous rate), then throughput_users (the
+// throughput rate), then rates evenly between the two measured rates, every
+// one of them run whatever its verdict.
 type sweepPlan struct {
 	bisect                bool
 	start, step, max, tol float64
 	next                  float64
 	lo, hi                float64 // bisect: the largest passing and the smallest failing rate (0: none yet)
 	done                  bool
+
+	ranged        bool
+	users, nRates int       // range: the throughput step's users, the rates between
+	phase         int       // range: 0 synchronous, 1 throughput, 2+ the rates
+	measured      []float64 // range: the completed rates of the two closed-loop steps
+	rates         []float64 // range: the rates to offer, once measured
 }
 
-func newSweepPlan(sw config.LiveSweepConfig) *sweepPlan {
-	return &sweepPlan{bisect: sw.Search == config.SweepBisect, start: sw.StartRate, step: sw.StepRate, max: sw.MaxRate,
-		tol: sw.Tolerance, next: sw.StartRate}
+func newSweepPlan(sw config.LiveSweepConfig, maxConcurrency int) *sweepPlan {
+	p := &sweepPlan{bisect: sw.Search == config.SweepBisect, start: sw.StartRate, step: sw.StepRate, max: sw.MaxRate,
+		tol: sw.Tolerance, next: sw.StartRate, ranged: sw.Search == config.SweepRange, nRates: sw.Rates, users: sw.ThroughputUsers}
+	if p.users == 0 {
+		p.users = maxConcurrency
+	}
+	return p
+}
+
+// nextStep is the next step to run; false when the sweep is over.
+func (p *sweepPlan) nextStep() (sweepSpec, bool) {
+	if !p.ranged {
+		r, ok := p.rate()
+		return sweepSpec{rate: r}, ok
+	}
+	switch {
+	case p.phase == 0:
+		return sweepSpec{users: 1}, true
+	case p.phase == 1:
+		return sweepSpec{users: p.users}, true
+	case p.phase-2 < len(p.rates):
+		return sweepSpec{rate: p.rates[p.phase-2]}, true
+	}
+	return sweepSpec{}, false
+}
+
+// rangeRates are n rates evenly spaced strictly between lo and hi (none
+// when hi <= lo: the endpoint did not go faster with more users).
+func rangeRates(lo, hi float64, n int) []float64 {
+	if hi <= lo || n < 1 {
+		return nil
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = lo + (hi-lo)*float64(i+1)/float64(n+1)
+	}
+	return out
 }
 
 // rate is the next rate to offer; false when the sweep is over.
@@ -210,15 +272,26 @@ func (p *sweepPlan) rate() (float64, bool) {
 // skip moves past a step that sent nothing (its rate offered no arrival in
 // the step): stepping goes on, a bisection takes it as passed.
 func (p *sweepPlan) skip() {
-	if p.bisect {
-		p.result(true)
+	if p.bisect || p.ranged {
+		p.result(true, 0)
 		return
 	}
 	p.next += p.step
 }
 
-// result records whether the rate just offered passed.
-func (p *sweepPlan) result(passed bool) {
+// result records whether the step just run passed, and the rate at which
+// its requests completed.
+func (p *sweepPlan) result(passed bool, completed float64) {
+	if p.ranged {
+		if p.phase < 2 {
+			p.measured = append(p.measured, completed)
+		}
+		if p.phase == 1 {
+			p.rates = rangeRates(p.measured[0], p.measured[1], p.nRates)
+		}
+		p.phase++
+		return
+	}
 	r := p.next
 	if !p.bisect {
 		p.done = !passed

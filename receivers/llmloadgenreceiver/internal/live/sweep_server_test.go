@@ -85,7 +85,7 @@ func TestLiveSweepStopsOnServerSaturation(t *testing.T) {
 
 func TestSweepPlanBisects(t *testing.T) {
 	// The largest passing rate is 37 between 10 and 100, to within 2.
-	p := newSweepPlan(config.LiveSweepConfig{Search: config.SweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
+	p := newSweepPlan(config.LiveSweepConfig{Search: config.SweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2}, 0)
 	var offered []float64
 	for i := 0; i < 20; i++ {
 		r, ok := p.rate()
@@ -93,24 +93,51 @@ func TestSweepPlanBisects(t *testing.T) {
 			break
 		}
 		offered = append(offered, r)
-		p.result(r <= 37)
+		p.result(r <= 37, 0)
 	}
 	assert.Equal(t, []float64{10, 100, 55, 32.5, 43.75, 38.125, 35.3125, 36.71875}, offered)
 	assert.InDelta(t, 36.71875, p.lo, 1e-9)
 	assert.InDelta(t, 38.125, p.hi, 1e-9)
 	assert.LessOrEqual(t, p.hi-p.lo, 2.0)
 
-	p = newSweepPlan(config.LiveSweepConfig{Search: config.SweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2})
+	p = newSweepPlan(config.LiveSweepConfig{Search: config.SweepBisect, StartRate: 10, MaxRate: 100, Tolerance: 2}, 0)
 	r, _ := p.rate()
-	p.result(false)
+	p.result(false, 0)
 	_, ok := p.rate()
 	assert.False(t, ok, "start_rate failed: nothing lower to try (rate %v)", r)
 
-	p = newSweepPlan(config.LiveSweepConfig{StartRate: 2, StepRate: 3, MaxRate: 9})
+	p = newSweepPlan(config.LiveSweepConfig{StartRate: 2, StepRate: 3, MaxRate: 9}, 0)
 	var steps []float64
 	for r, ok := p.rate(); ok; r, ok = p.rate() {
 		steps = append(steps, r)
-		p.result(true)
+		p.result(true, 0)
 	}
 	assert.Equal(t, []float64{2, 5, 8}, steps, "steps until max_rate")
+}
+
+// A range search measures one user, then the throughput users, then offers
+// the rates evenly between the two measured rates, each whatever the
+// verdict of the one before.
+func TestSweepPlanRange(t *testing.T) {
+	p := newSweepPlan(config.LiveSweepConfig{Search: config.SweepRange, Rates: 3}, 64)
+	var specs []sweepSpec
+	for i := 0; i < 20; i++ {
+		s, ok := p.nextStep()
+		if !ok {
+			break
+		}
+		specs = append(specs, s)
+		completed := map[int]float64{1: 4, 64: 20}[s.users]
+		p.result(s.rate < 12, completed)
+	}
+	assert.Equal(t, []sweepSpec{{users: 1}, {users: 64}, {rate: 8}, {rate: 12}, {rate: 16}}, specs)
+
+	p = newSweepPlan(config.LiveSweepConfig{Search: config.SweepRange, Rates: 3, ThroughputUsers: 8}, 64)
+	s, _ := p.nextStep()
+	p.result(true, 5)
+	s, _ = p.nextStep()
+	assert.Equal(t, 8, s.users, "throughput_users over max_concurrency")
+	p.result(true, 4.5) // more users went no faster
+	_, ok := p.nextStep()
+	assert.False(t, ok, "no rates between a throughput below the synchronous rate")
 }
