@@ -9,6 +9,11 @@ import (
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
 )
 
+// rawReadBuffer is each connection's read buffer: a few SSE events of
+// 200–400 bytes, or the batch a read brings in when the client falls
+// behind; it grows for a longer header block or chunk-size line.
+const rawReadBuffer = 2048
+
 // rawTransport is the streaming HTTP/1.1 client (internal/httpstream) with
 // the header fields every request carries; per request only traceparent is
 // added.
@@ -25,7 +30,7 @@ func newRawTransport(lc *config.LiveConfig, url, auth string) (*rawTransport, er
 	if idle == 0 {
 		idle = 4096
 	}
-	c, err := httpstream.New(url, httpstream.Options{MaxIdle: idle, KernelTimestamps: lc.KernelTimestamps})
+	c, err := httpstream.New(url, httpstream.Options{MaxIdle: idle, KernelTimestamps: lc.KernelTimestamps, ReadBuffer: rawReadBuffer})
 	if err != nil {
 		return nil, err
 	}
