@@ -149,54 +149,72 @@ func readHeader(c *conn, bud *budget) (h http.Header, crlfEnd bool, err error) {
 		if bytes.IndexByte(line, ':') < 0 {
 			return nil, false, protoErr("malformed header line, missing colon: %q", line)
 		}
-		kv := trimOWS(line)
-		inScratch := false
-		// Folded continuation lines (obsolete, RFC 9112 section 5.2).
-		for {
-			if !inScratch && c.r == c.w {
-				// The peek below may refill the buffer under kv.
-				scratch = append(scratch[:0], kv...)
-				kv, inScratch = scratch, true
-			}
-			b, err := c.peekByte()
-			if err != nil || (b != ' ' && b != '\t') {
-				break
-			}
-			if !inScratch {
-				scratch = append(scratch[:0], kv...)
-				kv, inScratch = scratch, true
-			}
-			for {
-				for c.r < c.w && (c.buf[c.r] == ' ' || c.buf[c.r] == '\t') {
-					c.r++
-					bud.left--
-				}
-				if c.r < c.w || c.fill(len(c.buf)) != nil {
-					break // headLine reports a read error
-				}
-			}
-			cont, ccrlf, err := headLine(c, bud)
-			if err != nil {
-				return nil, false, err
-			}
-			crlf = ccrlf
-			scratch = append(scratch, ' ')
-			scratch = append(scratch, trimOWS(cont)...)
-			kv = scratch
+		var kv []byte
+		kv, scratch, crlf, err = unfold(c, bud, trimOWS(line), scratch, crlf)
+		if err != nil {
+			return nil, false, err
 		}
 		prevCRLF = crlf
-		k, v, _ := bytes.Cut(kv, []byte(":"))
-		key, ok := canonicalKey(k)
-		if !ok {
-			return nil, false, protoErr("malformed header line %q", kv)
+		if err := addField(h, kv); err != nil {
+			return nil, false, err
 		}
-		for _, b := range v {
-			if !validValueByte(b) {
-				return nil, false, protoErr("malformed header line %q", kv)
+	}
+}
+
+// unfold joins to the field kv the obsolete folded continuation lines that
+// follow it (RFC 9112 section 5.2), each with one space, in scratch; crlf is
+// whether the field's last line ended in CRLF.
+func unfold(c *conn, bud *budget, kv, scratch []byte, crlf bool) ([]byte, []byte, bool, error) {
+	inScratch := false
+	for {
+		if !inScratch && c.r == c.w {
+			// The peek below may refill the buffer under kv.
+			scratch = append(scratch[:0], kv...)
+			kv, inScratch = scratch, true
+		}
+		b, err := c.peekByte()
+		if err != nil || (b != ' ' && b != '\t') {
+			return kv, scratch, crlf, nil
+		}
+		if !inScratch {
+			scratch = append(scratch[:0], kv...)
+			kv, inScratch = scratch, true
+		}
+		for {
+			for c.r < c.w && (c.buf[c.r] == ' ' || c.buf[c.r] == '\t') {
+				c.r++
+				bud.left--
+			}
+			if c.r < c.w || c.fill(len(c.buf)) != nil {
+				break // headLine reports a read error
 			}
 		}
-		h[key] = append(h[key], string(bytes.TrimLeft(v, " \t")))
+		cont, ccrlf, err := headLine(c, bud)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		crlf = ccrlf
+		scratch = append(scratch, ' ')
+		scratch = append(scratch, trimOWS(cont)...)
+		kv = scratch
 	}
+}
+
+// addField adds the header line kv ("key: value") to h, checking the key
+// and the value's bytes.
+func addField(h http.Header, kv []byte) error {
+	k, v, _ := bytes.Cut(kv, []byte(":"))
+	key, ok := canonicalKey(k)
+	if !ok {
+		return protoErr("malformed header line %q", kv)
+	}
+	for _, b := range v {
+		if !validValueByte(b) {
+			return protoErr("malformed header line %q", kv)
+		}
+	}
+	h[key] = append(h[key], string(bytes.TrimLeft(v, " \t")))
+	return nil
 }
 
 // trimOWS removes leading and trailing spaces and tabs.
@@ -285,32 +303,13 @@ func transferOf(resp *Response) (*Body, error) {
 	if major == 0 && minor == 0 {
 		major, minor = 1, 1
 	}
-	chunked := false
-	if te, ok := h["Transfer-Encoding"]; ok && (major > 1 || major == 1 && minor >= 1) {
-		if len(te) != 1 {
-			return nil, protoErr("too many transfer encodings: %q", te)
-		}
-		if !strings.EqualFold(te[0], "chunked") {
-			return nil, protoErr("unsupported transfer encoding %q", te[0])
-		}
-		chunked = true
+	chunked, err := isChunked(h, major, minor)
+	if err != nil {
+		return nil, err
 	}
-	length := int64(-1)
-	if cl := h["Content-Length"]; len(cl) > 0 {
-		first := trimSpace(cl[0])
-		for _, v := range cl[1:] {
-			if trimSpace(v) != first {
-				return nil, protoErr("multiple Content-Length headers %q", cl)
-			}
-		}
-		if first == "" {
-			return nil, protoErr("empty Content-Length")
-		}
-		n, err := strconv.ParseUint(first, 10, 63)
-		if err != nil {
-			return nil, protoErr("bad Content-Length %q", first)
-		}
-		length = int64(n)
+	length, err := contentLength(h["Content-Length"])
+	if err != nil {
+		return nil, err
 	}
 	code := resp.StatusCode
 	bodyAllowed := !(code >= 100 && code <= 199 || code == 204 || code == 304)
@@ -341,6 +340,44 @@ func transferOf(resp *Response) (*Body, error) {
 		b.keepAlive = false
 	}
 	return b, nil
+}
+
+// isChunked tells whether Transfer-Encoding makes the body chunked (HTTP/1.1
+// and later); any other coding is an error.
+func isChunked(h http.Header, major, minor int) (bool, error) {
+	te, ok := h["Transfer-Encoding"]
+	if !ok || !(major > 1 || major == 1 && minor >= 1) {
+		return false, nil
+	}
+	if len(te) != 1 {
+		return false, protoErr("too many transfer encodings: %q", te)
+	}
+	if !strings.EqualFold(te[0], "chunked") {
+		return false, protoErr("unsupported transfer encoding %q", te[0])
+	}
+	return true, nil
+}
+
+// contentLength parses the Content-Length values cl (several only when
+// equal); -1 when there is none.
+func contentLength(cl []string) (int64, error) {
+	if len(cl) == 0 {
+		return -1, nil
+	}
+	first := trimSpace(cl[0])
+	for _, v := range cl[1:] {
+		if trimSpace(v) != first {
+			return 0, protoErr("multiple Content-Length headers %q", cl)
+		}
+	}
+	if first == "" {
+		return 0, protoErr("empty Content-Length")
+	}
+	n, err := strconv.ParseUint(first, 10, 63)
+	if err != nil {
+		return 0, protoErr("bad Content-Length %q", first)
+	}
+	return int64(n), nil
 }
 
 // shouldClose is net/http's rule: HTTP/1.0 closes unless "Connection:
