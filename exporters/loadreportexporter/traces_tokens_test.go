@@ -71,17 +71,7 @@ func TestTimeToFirstAnswer(t *testing.T) {
 // timestamps) gets a latency row, and a large one flags the run as
 // client-bound in the summary; a small one does not.
 func TestClientDelay(t *testing.T) {
-	run := func(delay float64) *Report {
-		st := newTestState(testConfig(t))
-		td := ptrace.NewTraces()
-		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-		for i := 0; i < 20; i++ {
-			addReq(ss, req{at: time.Duration(i) * time.Second, dur: 2 * time.Second, ttft: 100 * time.Millisecond, out: 50, target: "t", model: "m", scenario: "s"})
-			ss.At(i).Attributes().PutDouble(genai.AttrLoadgenClientDelayFirst, delay)
-		}
-		st.consumeTraces(td)
-		return st.build(true)
-	}
+	run := func(delay float64) *Report { return reportWith(t, genai.AttrLoadgenClientDelayFirst, delay) }
 	busy := run(0.030)
 	require.NotNil(t, busy.Total.ClientDelay)
 	assert.EqualValues(t, 20, busy.Total.ClientDelay.Count)
@@ -104,17 +94,7 @@ func TestClientDelay(t *testing.T) {
 // for the median request flags the run as client-bound even without kernel
 // timestamps; one at 40 % does not.
 func TestGeneratorCPU(t *testing.T) {
-	run := func(cpu float64) *Report {
-		st := newTestState(testConfig(t))
-		td := ptrace.NewTraces()
-		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-		for i := 0; i < 20; i++ {
-			addReq(ss, req{at: time.Duration(i) * time.Second, dur: 2 * time.Second, ttft: 100 * time.Millisecond, out: 50, target: "t", model: "m", scenario: "s"})
-			ss.At(i).Attributes().PutDouble(genai.AttrLoadgenProcessCPU, cpu)
-		}
-		st.consumeTraces(td)
-		return st.build(true)
-	}
+	run := func(cpu float64) *Report { return reportWith(t, genai.AttrLoadgenProcessCPU, cpu) }
 	busy := run(0.97)
 	require.NotNil(t, busy.Total.GeneratorCPU)
 	assert.EqualValues(t, 20, busy.Total.GeneratorCPU.Count)
@@ -126,4 +106,18 @@ func TestGeneratorCPU(t *testing.T) {
 	assert.False(t, idle.Summary.ClientBound)
 	assert.NotContains(t, strings.Join(idle.Summary.Notes, "\n"), "client-bound")
 	assert.Nil(t, run(0.4).Total.ClientDelay, "no kernel times, no client delay row")
+}
+
+// reportWith is the report of 20 successful requests (TTFT 100 ms), each
+// span carrying attribute key = v.
+func reportWith(t *testing.T, key string, v float64) *Report {
+	st := newTestState(testConfig(t))
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i := 0; i < 20; i++ {
+		addReq(ss, req{at: time.Duration(i) * time.Second, dur: 2 * time.Second, ttft: 100 * time.Millisecond, out: 50, target: "t", model: "m", scenario: "s"})
+		ss.At(i).Attributes().PutDouble(key, v)
+	}
+	st.consumeTraces(td)
+	return st.build(true)
 }

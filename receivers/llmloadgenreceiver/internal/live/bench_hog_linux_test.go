@@ -43,20 +43,11 @@ func BenchmarkLiveErrorUnderCPUHog(b *testing.B) {
 				stopHog()
 				restore()
 				st := compareTruth(b, url, ms, 1000)
-				b.ReportMetric(float64(len(ms)), "requests")
-				b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(len(ms)), "cpu_ms/req")
-				b.ReportMetric(1e3*pct(st.ttft, 0.5), "ttft_err_p50_ms")
-				b.ReportMetric(1e3*pct(st.ttft, 0.99), "ttft_err_p99_ms")
+				reportErrors(b, st, len(ms), c)
 				b.ReportMetric(1e3*pct(st.ttftSent, 0.5), "ttft_sent_err_p50_ms")
 				b.ReportMetric(1e3*pct(st.ttftSent, 0.99), "ttft_sent_err_p99_ms")
 				b.ReportMetric(1e3*pct(st.ttftReused, 0.5), "ttft_reused_err_p50_ms")
 				b.ReportMetric(1e3*pct(st.ttftReused, 0.99), "ttft_reused_err_p99_ms")
-				b.ReportMetric(1e3*pct(st.itl, 0.5), "itl_err_p50_ms")
-				b.ReportMetric(1e3*pct(st.itl, 0.99), "itl_err_p99_ms")
-				if len(st.delay) > 0 {
-					b.ReportMetric(1e3*pct(st.delay, 0.5), "client_delay_p50_ms")
-					b.ReportMetric(1e3*pct(st.delay, 0.99), "client_delay_p99_ms")
-				}
 			}
 		})
 	}

@@ -497,19 +497,24 @@ func BenchmarkLiveErrorAt1000Streams(b *testing.B) {
 				c0 := costSelf()
 				ms := runLoadgenClosed(b, url, 1000, 8*time.Second, config.ChunkEventsAll, tr)
 				c := costSelf().sub(c0)
-				st := compareTruth(b, url, ms, 1000)
-				b.ReportMetric(float64(len(ms)), "requests")
-				b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(len(ms)), "cpu_ms/req")
-				b.ReportMetric(1e3*pct(st.ttft, 0.5), "ttft_err_p50_ms")
-				b.ReportMetric(1e3*pct(st.ttft, 0.99), "ttft_err_p99_ms")
-				b.ReportMetric(1e3*pct(st.itl, 0.5), "itl_err_p50_ms")
-				b.ReportMetric(1e3*pct(st.itl, 0.99), "itl_err_p99_ms")
-				if len(st.delay) > 0 {
-					b.ReportMetric(1e3*pct(st.delay, 0.5), "client_delay_p50_ms")
-					b.ReportMetric(1e3*pct(st.delay, 0.99), "client_delay_p99_ms")
-				}
+				reportErrors(b, compareTruth(b, url, ms, 1000), len(ms), c)
 			}
 		})
+	}
+}
+
+// reportErrors reports n requests' CPU cost c and their errors against the
+// ground truth: TTFT, ITL and, with kernel times, the client delay.
+func reportErrors(b *testing.B, st errorStats, n int, c procCost) {
+	b.ReportMetric(float64(n), "requests")
+	b.ReportMetric(1e3*(c.user+c.sys).Seconds()/float64(n), "cpu_ms/req")
+	b.ReportMetric(1e3*pct(st.ttft, 0.5), "ttft_err_p50_ms")
+	b.ReportMetric(1e3*pct(st.ttft, 0.99), "ttft_err_p99_ms")
+	b.ReportMetric(1e3*pct(st.itl, 0.5), "itl_err_p50_ms")
+	b.ReportMetric(1e3*pct(st.itl, 0.99), "itl_err_p99_ms")
+	if len(st.delay) > 0 {
+		b.ReportMetric(1e3*pct(st.delay, 0.5), "client_delay_p50_ms")
+		b.ReportMetric(1e3*pct(st.delay, 0.99), "client_delay_p99_ms")
 	}
 }
 
