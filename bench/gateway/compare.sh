@@ -34,7 +34,7 @@
 #        (from the repository root; default 30 s windows, 1 round, as fast as
 #        possible)
 # Env:   OTELCOL_LLM_BINARY (default cmd/otelcol-llm/otelcol-llm),
-#        BENCH_PORT_BASE (default 21400: ports BASE..BASE+9, below the
+#        BENCH_PORT_BASE (default 21400: ports BASE..BASE+10, below the
 #        kernel's ephemeral range), VARIANTS (space-separated subset),
 #        GATEWAY_FLAGS (more flags for every builtin:gateway variant, e.g.
 #        --config file:extra.yaml to change one more setting),
@@ -56,6 +56,7 @@ variants=${VARIANTS:-"plain shipped -llm_semconv -llm_metrics -span_guard disk_q
 p_gw_grpc=$base p_gw_http=$((base + 1)) p_gw_metrics=$((base + 2)) p_gw_health=$((base + 3))
 p_gw_prom=$((base + 4)) p_backend=$((base + 5)) p_backend_metrics=$((base + 6))
 p_gen_metrics=$((base + 7)) p_gen_health=$((base + 8)) p_pprof=$((base + 9))
+p_idle=$((base + 10))
 tck=$(getconf CLK_TCK)
 work=$(mktemp -d)
 pids=()
@@ -159,11 +160,21 @@ service:
   pipelines:
     traces: {processors: [memory_limiter]}
 YAML
-cat >"$work/-llm_metrics.yaml" <<'YAML'
+# Without the llm_metrics branch, forward takes the tee's place; the
+# traces/genai pipeline, which an overlay cannot remove, is fed by a receiver
+# that gets nothing, so llm_metrics sees no span.
+cat >"$work/-llm_metrics.yaml" <<YAML
+connectors:
+  forward: {}
+receivers:
+  otlp/idle:
+    protocols:
+      grpc: {endpoint: 127.0.0.1:$p_idle}
 service:
   pipelines:
     traces: {exporters: [forward]}
-    metrics/genai: {receivers: [otlp]}
+    traces/genai: {receivers: [otlp/idle]}
+    traces/guarded: {receivers: [forward]}
 YAML
 cat >"$work/-span_guard.yaml" <<'YAML'
 service:

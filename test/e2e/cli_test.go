@@ -113,6 +113,7 @@ func TestComponentsMatchManifest(t *testing.T) {
 		"health_check", "pprof", "zpages", "file_storage",
 		// ours
 		"llm_loadgen", "nvidia_gpu", "inference_log", "llm_semconv", "span_guard", "llm_metrics", "load_report", "mock_llm",
+		"tee", "spillover",
 	} {
 		assert.True(t, names[want], "component type %q is not in the binary", want)
 	}
