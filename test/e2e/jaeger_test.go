@@ -351,12 +351,14 @@ func TestJaegerExplosionDirectVsGateway(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, wideTrace.Spans, load.agentSpans, "directly, jaeger keeps and returns every span of the agent loop")
 
+	// The count before the gateway sends anything: span_guard forwards
+	// batches while the explosion is still being sent.
+	base = j.storedSpans(t)
 	guarded := newJaegerRun("e2e-explosion-gateway")
 	col := startJaegerGateway(t, j, budget, "5s")
 	gs := newOTLPSender(t, col.OTLPGRPCPort)
 	guarded.explosion(load, func(td ptrace.Traces) { gs.send(t, td) })
 	require.Equal(t, direct.total(), guarded.total())
-	base = j.storedSpans(t)
 	l := waitGatewaySettled(t, col, guarded.total())
 	j.waitStored(t, base, l.forwarded+l.summaries)
 	narrow, err := j.getOK("/api/traces/"+traceIDHex(guarded.agentTrace()), time.Minute)
