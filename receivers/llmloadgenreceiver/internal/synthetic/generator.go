@@ -155,9 +155,24 @@ func newGenerator(cfg *config.Config, seed uint64) *generator {
 	d := dialects[cfg.Semconv]
 	g := &generator{cfg: cfg, d: d, rng: loadgen.NewRand(seed), faults: newFaults(cfg.Faults), tokensChunk: cfg.Stream.TokensPerChunk}
 	g.resources = cfg.Resources.Services * cfg.Resources.InstancesPerService
+	g.initScenarios()
+	g.initModels()
+	src := g.rng.Source
+	g.toolLat = loadgen.NewSampler(cfg.Agent.ToolLatency, src)
+	g.retrievalLat = loadgen.NewSampler(cfg.RAG.RetrievalLatency, src)
+	if cfg.RAG.RerankModel != "" {
+		g.rerankLat = loadgen.NewSampler(cfg.RAG.RerankLatency, src)
+		g.rerank = g.newModel(&config.ModelConfig{Name: cfg.RAG.RerankModel, Provider: "cohere", ServerAddress: "api.cohere.com"})
+	}
+	g.initNames()
+	return g
+}
 
+// initScenarios resolves each configured scenario's route and builds the
+// weighted scenario picker.
+func (g *generator) initScenarios() {
 	var sw []float64
-	for _, s := range cfg.Scenarios {
+	for _, s := range g.cfg.Scenarios {
 		route := s.Route
 		if route == "" {
 			route = defaultRoutes[s.Type]
@@ -166,10 +181,14 @@ func newGenerator(cfg *config.Config, seed uint64) *generator {
 		sw = append(sw, s.Weight)
 	}
 	g.scenPick = newPicker(sw)
+}
 
+// initModels builds the state of every configured model, in config order,
+// and the weighted pickers for chat and embedding models.
+func (g *generator) initModels() {
 	var cw, ew []float64
-	for i := range cfg.Models {
-		mc := &cfg.Models[i]
+	for i := range g.cfg.Models {
+		mc := &g.cfg.Models[i]
 		m := g.newModel(mc)
 		if mc.Embedding {
 			g.emb = append(g.emb, m)
@@ -180,23 +199,20 @@ func newGenerator(cfg *config.Config, seed uint64) *generator {
 		}
 	}
 	g.chatPick, g.embPick = newPicker(cw), newPicker(ew)
+}
 
-	src := g.rng.Source
-	g.toolLat = loadgen.NewSampler(cfg.Agent.ToolLatency, src)
-	g.retrievalLat = loadgen.NewSampler(cfg.RAG.RetrievalLatency, src)
-	if cfg.RAG.RerankModel != "" {
-		g.rerankLat = loadgen.NewSampler(cfg.RAG.RerankLatency, src)
-		g.rerank = g.newModel(&config.ModelConfig{Name: cfg.RAG.RerankModel, Provider: "cohere", ServerAddress: "api.cohere.com"})
-	}
-	for _, t := range cfg.Agent.Tools {
+// initNames expands the span names of tools, agents and the retrieval step
+// from the dialect's templates.
+func (g *generator) initNames() {
+	d := g.d
+	for _, t := range g.cfg.Agent.Tools {
 		g.toolNames = append(g.toolNames, expand(d.spanName[opTool], d.opValue[opTool], "", "", t, "", ""))
 	}
 	g.agentNames = map[string]string{roleOrchestrator: expand(d.spanName[opAgent], d.opValue[opAgent], "", "", "", roleOrchestrator, "")}
 	for _, a := range subAgentNames {
 		g.agentNames[a] = expand(d.spanName[opAgent], d.opValue[opAgent], "", "", "", a, "")
 	}
-	g.retrieveName = expand(d.spanName[opRetrieval], d.opValue[opRetrieval], "", "", "", "", cfg.RAG.Collection)
-	return g
+	g.retrieveName = expand(d.spanName[opRetrieval], d.opValue[opRetrieval], "", "", "", "", g.cfg.RAG.Collection)
 }
 
 func (g *generator) newModel(mc *config.ModelConfig) *modelState {
@@ -267,8 +283,22 @@ func (g *generator) build(r *request, start int64) {
 
 	root := g.add(r, spanRec{op: opHTTP, parent: -1, start: start, route: sc.routeName, role: roleUser, status: 200})
 	t := start + g.uniform(0.0003, 0.002)
+	res := g.runScenario(r, sc.typ, root, t)
+	rs := &r.spans[root]
+	rs.end = res.end + g.uniform(0.0002, 0.001)
+	if res.fault != nil {
+		rs.status = res.fault.status
+		rs.fault = res.fault
+		r.failed = true
+	}
+	r.end = rs.end
+}
+
+// runScenario simulates the work of one scenario type under the root span
+// at t and returns the result of its last call.
+func (g *generator) runScenario(r *request, typ string, root int32, t int64) callResult {
 	var res callResult
-	switch sc.typ {
+	switch typ {
 	case config.ScenarioChat:
 		res = g.chatCall(r, root, t, g.chat[g.chatPick.pick(g.rng)], 0, finishStop)
 	case config.ScenarioEmbeddings:
@@ -281,14 +311,7 @@ func (g *generator) build(r *request, start int64) {
 		}
 		res = g.agent(r, root, t, 0, roleOrchestrator, roleOrchestrator, 0)
 	}
-	rs := &r.spans[root]
-	rs.end = res.end + g.uniform(0.0002, 0.001)
-	if res.fault != nil {
-		rs.status = res.fault.status
-		rs.fault = res.fault
-		r.failed = true
-	}
-	r.end = rs.end
+	return res
 }
 
 type callResult struct {
@@ -357,47 +380,60 @@ func (g *generator) chatCall(r *request, parent int32, t int64, m *modelState, e
 		f = &fault{spec: ptr(faultTable[config.FaultContextLength])}
 	}
 	if f != nil {
-		s.fault = f.spec
-		switch f.spec.kind {
-		case config.FaultContextLength:
-			if s.in < ctx {
-				s.in = ctx + 1 + int(g.rng.Uint64N(uint64(ctx/10+1)))
-			}
-			s.ttft = -1
-			s.end = t + g.uniform(0.03, 0.1)
-		case config.FaultOverloaded:
-			s.ttft = -1
-			s.end = t + g.uniform(0.01, 0.2)
-		case config.FaultTimeout:
-			s.ttft = -1
-			s.end = t + nanos(f.timeout)
-		case config.FaultMidStream, config.FaultCancel:
-			produced := int(g.rng.Uint64N(uint64(out)))
-			if f.spec.kind == config.FaultMidStream && produced == 0 {
-				produced = 1
-			}
-			if produced == 0 {
-				s.ttft = -1
-				s.end = t + nanos(ttft*g.rng.Float64())
-			} else {
-				s.out = produced
-				s.end = t + nanos(ttft+itl*float64(produced-1))
-			}
-		}
-		s.chunks = (s.out + g.tokensChunk - 1) / g.tokensChunk
+		g.failChat(&s, f, out, itl)
 		idx := g.add(r, s)
 		return callResult{end: s.end, fault: f.spec, span: idx}
 	}
+	g.completeChat(&s, out, itl, finish)
+	idx := g.add(r, s)
+	return callResult{end: s.end, span: idx}
+}
+
+// failChat shapes a chat span that fault f ends: its duration, the tokens it
+// produced before failing and its chunk count.
+func (g *generator) failChat(s *spanRec, f *fault, out int, itl float64) {
+	t, ttft, ctx := s.start, s.ttft, s.model.cfg.ContextWindow
+	s.fault = f.spec
+	switch f.spec.kind {
+	case config.FaultContextLength:
+		if s.in < ctx {
+			s.in = ctx + 1 + int(g.rng.Uint64N(uint64(ctx/10+1)))
+		}
+		s.ttft = -1
+		s.end = t + g.uniform(0.03, 0.1)
+	case config.FaultOverloaded:
+		s.ttft = -1
+		s.end = t + g.uniform(0.01, 0.2)
+	case config.FaultTimeout:
+		s.ttft = -1
+		s.end = t + nanos(f.timeout)
+	case config.FaultMidStream, config.FaultCancel:
+		produced := int(g.rng.Uint64N(uint64(out)))
+		if f.spec.kind == config.FaultMidStream && produced == 0 {
+			produced = 1
+		}
+		if produced == 0 {
+			s.ttft = -1
+			s.end = t + nanos(ttft*g.rng.Float64())
+		} else {
+			s.out = produced
+			s.end = t + nanos(ttft+itl*float64(produced-1))
+		}
+	}
+	s.chunks = (s.out + g.tokensChunk - 1) / g.tokensChunk
+}
+
+// completeChat finishes a successful chat span: out tokens (cut to the
+// context window, with finish reason length), chunks and end time.
+func (g *generator) completeChat(s *spanRec, out int, itl float64, finish string) {
 	s.finish = finish
-	if in+out > ctx {
-		out = ctx - in
+	if ctx := s.model.cfg.ContextWindow; s.in+out > ctx {
+		out = ctx - s.in
 		s.finish = finishLength
 	}
 	s.out = out
 	s.chunks = (out + g.tokensChunk - 1) / g.tokensChunk
-	s.end = t + nanos(ttft+itl*float64(out-1))
-	idx := g.add(r, s)
-	return callResult{end: s.end, span: idx}
+	s.end = s.start + nanos(s.ttft+itl*float64(out-1))
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -423,21 +459,27 @@ func (g *generator) embCall(r *request, parent int32, t int64) callResult {
 		f = &fault{spec: ptr(faultTable[config.FaultContextLength])}
 	}
 	if f != nil {
-		s.fault = f.spec
-		switch f.spec.kind {
-		case config.FaultTimeout:
-			s.end = t + nanos(f.timeout)
-		case config.FaultCancel:
-			s.end = t + nanos(lat*g.rng.Float64())
-		default:
-			s.end = t + g.uniform(0.01, 0.1)
-		}
+		g.failEmbeddings(&s, f, lat)
 		idx := g.add(r, s)
 		return callResult{end: s.end, fault: f.spec, span: idx}
 	}
 	s.end = t + nanos(lat)
 	idx := g.add(r, s)
 	return callResult{end: s.end, span: idx}
+}
+
+// failEmbeddings sets the end of an embeddings span that fault f ends; lat
+// is the latency the call would have had.
+func (g *generator) failEmbeddings(s *spanRec, f *fault, lat float64) {
+	s.fault = f.spec
+	switch f.spec.kind {
+	case config.FaultTimeout:
+		s.end = s.start + nanos(f.timeout)
+	case config.FaultCancel:
+		s.end = s.start + nanos(lat*g.rng.Float64())
+	default:
+		s.end = s.start + g.uniform(0.01, 0.1)
+	}
 }
 
 // rag: query embedding → vector-store retrieval → rerank → chat with the
@@ -459,90 +501,6 @@ func (g *generator) rag(r *request, parent int32, t int64) callResult {
 	// Retrieved passages of ~200 tokens each enlarge the prompt.
 	ctxTokens := g.cfg.RAG.TopK * (150 + int(g.rng.Uint64N(100)))
 	return g.chatCall(r, parent, t+g.uniform(0.0001, 0.0005), g.chat[g.chatPick.pick(g.rng)], ctxTokens, finishStop)
-}
-
-// agent simulates an invoke_agent span: an orchestrator (depth <
-// agent.depth) plans, delegates tasks that form a DAG to sub-agents and
-// synthesizes their results; a leaf agent loops over chat and execute_tool.
-func (g *generator) agent(r *request, parent int32, t int64, depth int, name, role string, task int) callResult {
-	idx := g.add(r, spanRec{op: opAgent, parent: parent, start: t, name: name, role: role, task: task, ttft: -1})
-	m := g.chat[g.chatPick.pick(g.rng)]
-	t += g.uniform(0.0002, 0.001)
-	res := callResult{span: idx}
-	if depth < g.cfg.Agent.Depth {
-		res = g.orchestrate(r, idx, t, depth, m)
-	} else {
-		res = g.loop(r, idx, t, m)
-	}
-	s := &r.spans[idx]
-	s.end = res.end + g.uniform(0.0001, 0.0005)
-	s.fault = res.fault
-	return callResult{end: s.end, fault: res.fault, span: idx}
-}
-
-func (g *generator) orchestrate(r *request, self int32, t int64, depth int, m *modelState) callResult {
-	plan := g.chatCall(r, self, t, m, 0, finishToolCalls)
-	if plan.fault != nil {
-		return plan
-	}
-	n := g.cfg.Agent.FanOut
-	ends := make([]int64, n)
-	spans := make([]int32, n)
-	start := plan.end
-	latest := start
-	var failed *faultSpec
-	for j := range n {
-		ts := start
-		var links []int32
-		for i := range j {
-			if g.rng.Float64() < g.cfg.Agent.DependencyProbability {
-				links = append(links, spans[i])
-				ts = max(ts, ends[i])
-			}
-		}
-		name := subAgentNames[j%len(subAgentNames)]
-		res := g.agent(r, self, ts+g.uniform(0.0001, 0.0005), depth+1, name, roleAgent, j+1)
-		r.spans[res.span].links = links
-		ends[j], spans[j] = res.end, res.span
-		latest = max(latest, res.end)
-		if res.fault != nil {
-			failed = res.fault
-			break
-		}
-	}
-	if failed != nil {
-		return callResult{end: latest, fault: failed}
-	}
-	return g.chatCall(r, self, latest+g.uniform(0.0001, 0.0005), m, 0, finishStop)
-}
-
-func (g *generator) loop(r *request, self int32, t int64, m *modelState) callResult {
-	a := &g.cfg.Agent
-	steps := a.MinSteps + int(g.rng.Uint64N(uint64(a.MaxSteps-a.MinSteps+1)))
-	var res callResult
-	for s := range steps {
-		finish := finishToolCalls
-		if s == steps-1 {
-			finish = finishStop
-		}
-		res = g.chatCall(r, self, t, m, 0, finish)
-		if res.fault != nil || s == steps-1 {
-			return res
-		}
-		// The model asked for one or two tools; they run in parallel.
-		t = res.end
-		calls := 1 + int(g.rng.Uint64N(2))
-		end := t
-		for range calls {
-			tool := int(g.rng.Uint64N(uint64(len(a.Tools))))
-			ts := t + g.uniform(0.0001, 0.0003)
-			te := ts + nanos(g.toolLat.Sample())
-			g.add(r, spanRec{op: opTool, parent: self, start: ts, end: te, name: a.Tools[tool], task: tool, ttft: -1})
-			end = max(end, te)
-		}
-		t = end + g.uniform(0.0001, 0.0005)
-	}
-	return res
 }
 
 // chunkOffsets returns, for chunk i of n, its arrival time relative to the

@@ -66,20 +66,7 @@ type renderer struct {
 
 func newRenderer(cfg *config.Config, g *generator, version string) *renderer {
 	rd := &renderer{cfg: cfg, d: g.d, g: g, version: version}
-	rc := cfg.Resources
-	for s := range rc.Services {
-		for i := range rc.InstancesPerService {
-			m := pcommon.NewMap()
-			m.PutStr("service.name", rc.ServiceNamePrefix+"-"+strconv.Itoa(s))
-			m.PutStr("service.instance.id", rc.ServiceNamePrefix+"-"+strconv.Itoa(s)+"-"+strconv.Itoa(i))
-			m.PutStr("service.version", "1.0.0")
-			m.PutStr("telemetry.sdk.name", "llm_loadgen")
-			for k, v := range rc.Attributes {
-				m.PutStr(k, v)
-			}
-			rd.resources = append(rd.resources, m)
-		}
-	}
+	rd.resources = resourceAttrs(&cfg.Resources)
 	rd.byRes = make([]ptrace.SpanSlice, len(rd.resources))
 	rd.hasRes = make([]bool, len(rd.resources))
 	rd.resSpans = make([]int, len(rd.resources))
@@ -94,6 +81,26 @@ func newRenderer(cfg *config.Config, g *generator, version string) *renderer {
 	rd.countAttrs()
 	rd.reset()
 	return rd
+}
+
+// resourceAttrs builds the attributes of every simulated service instance,
+// service by service.
+func resourceAttrs(rc *config.ResourcesConfig) []pcommon.Map {
+	var out []pcommon.Map
+	for s := range rc.Services {
+		for i := range rc.InstancesPerService {
+			m := pcommon.NewMap()
+			m.PutStr("service.name", rc.ServiceNamePrefix+"-"+strconv.Itoa(s))
+			m.PutStr("service.instance.id", rc.ServiceNamePrefix+"-"+strconv.Itoa(s)+"-"+strconv.Itoa(i))
+			m.PutStr("service.version", "1.0.0")
+			m.PutStr("telemetry.sdk.name", "llm_loadgen")
+			for k, v := range rc.Attributes {
+				m.PutStr(k, v)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func b2i(b bool) int {
@@ -114,15 +121,7 @@ func (rd *renderer) countAttrs() {
 	}
 	for _, ms := range [][]*modelState{g.chat, g.emb, {g.rerank}} {
 		for _, m := range ms {
-			if m == nil {
-				continue
-			}
-			for o := range numOps {
-				m.nAttrs[o] = rd.commonCount(o, m)
-			}
-			if has(fResponseModel) && m.cfg.Name != "" {
-				m.nRespModel = 1
-			}
+			rd.countModelAttrs(m)
 		}
 	}
 	content := rd.cfg.Content.Enabled
@@ -137,6 +136,20 @@ func (rd *renderer) countAttrs() {
 	rd.retrieval = rd.commonNil[opRetrieval] + 3 + b2i(rc.Collection != "") + b2i(d.attrs[fOperation] == genai.AttrOperationName && rc.Collection != "")
 	rd.tool = rd.commonNil[opTool] + b2i(has(fToolCallID)) + b2i(d.attrs[fOperation] == genai.AttrOperationName)
 	rd.agent = rd.commonNil[opAgent] + b2i(has(fAgentID)) + b2i(has(fConversationID)) + 1
+}
+
+// countModelAttrs precomputes the per-operation attribute counts of model m,
+// which may be nil (no rerank model).
+func (rd *renderer) countModelAttrs(m *modelState) {
+	if m == nil {
+		return
+	}
+	for o := range numOps {
+		m.nAttrs[o] = rd.commonCount(o, m)
+	}
+	if rd.d.attrs[fResponseModel] != "" && m.cfg.Name != "" {
+		m.nRespModel = 1
+	}
 }
 
 // commonCount is the number of attributes common() puts.
@@ -260,13 +273,7 @@ func (rd *renderer) render(r *request) {
 	for i := range r.spans {
 		s := &r.spans[i]
 		sp := ss.AppendEmpty()
-		sp.SetTraceID(tid)
-		sp.SetSpanID(pcommon.SpanID(s.id))
-		if s.parent >= 0 {
-			sp.SetParentSpanID(pcommon.SpanID(r.spans[s.parent].id))
-		}
-		sp.SetStartTimestamp(pcommon.Timestamp(s.start))
-		sp.SetEndTimestamp(pcommon.Timestamp(s.end))
+		setSpanIdentity(sp, r, s, tid)
 		rd.spans++
 		switch s.op {
 		case opHTTP:
@@ -289,6 +296,17 @@ func (rd *renderer) render(r *request) {
 		}
 	}
 	rd.resSpans[r.resource] += rd.spans - before
+}
+
+// setSpanIdentity sets the ids and timestamps of span s of request r.
+func setSpanIdentity(sp ptrace.Span, r *request, s *spanRec, tid pcommon.TraceID) {
+	sp.SetTraceID(tid)
+	sp.SetSpanID(pcommon.SpanID(s.id))
+	if s.parent >= 0 {
+		sp.SetParentSpanID(pcommon.SpanID(r.spans[s.parent].id))
+	}
+	sp.SetStartTimestamp(pcommon.Timestamp(s.start))
+	sp.SetEndTimestamp(pcommon.Timestamp(s.end))
 }
 
 func (rd *renderer) httpSpan(r *request, s *spanRec, sp ptrace.Span) {
@@ -344,22 +362,43 @@ func setError(sp ptrace.Span, a pcommon.Map, f *faultSpec) {
 }
 
 func (rd *renderer) chatSpan(r *request, s *spanRec, sp ptrace.Span, ss ptrace.SpanSlice) {
-	d := rd.d
 	m := s.model
 	sp.SetName(m.names[opChat])
 	sp.SetKind(ptrace.SpanKindClient)
 	a := sp.Attributes()
-	n := m.nAttrs[opChat] + rd.chatStatic + b2i(s.resend > 0) + rd.inContent
+	n := rd.chatAttrCount(s)
+	a.EnsureCapacity(n)
+	rd.common(a, opChat, m)
+	rd.chatRequestAttrs(a, s, sp)
+	if s.fault != nil {
+		setError(sp, a, s.fault)
+	} else {
+		rd.chatResponseAttrs(a, s)
+	}
+	checkSized(a, n)
+	if rd.cfg.Stream.SpanPerChunk && s.chunks > 0 {
+		rd.chunkSpans(r, s, sp, ss)
+	}
+}
+
+// chatAttrCount is the number of attributes chatSpan puts on chat span s.
+func (rd *renderer) chatAttrCount(s *spanRec) int {
+	n := s.model.nAttrs[opChat] + rd.chatStatic + b2i(s.resend > 0) + rd.inContent
 	if s.ttft >= 0 {
 		n += rd.chatFirst
 	}
 	if s.fault != nil {
 		n++
 	} else {
-		n += m.nRespModel + rd.chatOK
+		n += s.model.nRespModel + rd.chatOK
 	}
-	a.EnsureCapacity(n)
-	rd.common(a, opChat, m)
+	return n
+}
+
+// chatRequestAttrs puts the request side of chat span s: stream and sampling
+// parameters, resends, the first-chunk time and events, the prompt content.
+func (rd *renderer) chatRequestAttrs(a pcommon.Map, s *spanRec, sp ptrace.Span) {
+	d := rd.d
 	if d.attrs[fStream] != "" {
 		a.PutBool(d.attrs[fStream], true)
 	}
@@ -382,96 +421,27 @@ func (rd *renderer) chatSpan(r *request, s *spanRec, sp ptrace.Span, ss ptrace.S
 	if rd.cfg.Content.Enabled {
 		putStr(a, d.attrs[fInputContent], rd.prompt)
 	}
-	if s.fault != nil {
-		setError(sp, a, s.fault)
-	} else {
-		putStr(a, d.attrs[fResponseModel], m.cfg.Name)
-		putInt(a, d.attrs[fInputTokens], s.in)
-		putInt(a, d.attrs[fOutputTokens], s.out)
-		putInt(a, d.attrs[fTotalTokens], s.in+s.out)
-		putInt(a, d.attrs[fChoiceCount], 1)
-		if k := d.attrs[fFinishReasons]; k != "" {
-			if d.finishAsString {
-				a.PutStr(k, s.finish)
-			} else {
-				a.PutEmptySlice(k).AppendEmpty().SetStr(s.finish)
-			}
-		}
-		if rd.cfg.Content.Enabled {
-			putStr(a, d.attrs[fOutputContent], rd.completion)
-		}
-	}
-	checkSized(a, n)
-	if rd.cfg.Stream.SpanPerChunk && s.chunks > 0 {
-		rd.chunkSpans(r, s, sp, ss)
-	}
 }
 
-func (rd *renderer) chunkEvents(s *spanRec, sp ptrace.Span) {
-	n := 0
-	switch rd.cfg.Stream.ChunkEvents {
-	case config.ChunkEventsFirst:
-		n = min(1, s.chunks)
-	case config.ChunkEventsAll:
-		n = s.chunks
-	}
-	if n == 0 {
-		return
-	}
-	ev := sp.Events()
-	ev.EnsureCapacity(n)
-	for i := range n {
-		e := ev.AppendEmpty()
-		e.SetName(rd.d.chunkEvent)
-		e.SetTimestamp(pcommon.Timestamp(s.start + chunkOffset(s, i)))
-		ttft := i == 0 && rd.d.attrs[fTTFT] != ""
-		if k := b2i(n > 1) + b2i(ttft); k > 1 {
-			e.Attributes().EnsureCapacity(k)
-		}
-		if n > 1 {
-			e.Attributes().PutInt(attrChunkIdx, int64(i))
-		}
-		if ttft {
-			e.Attributes().PutDouble(rd.d.attrs[fTTFT], s.ttft*rd.d.ttftScale)
+// chatResponseAttrs puts the response side of a successful chat span s:
+// model, usage, finish reason and the completion content.
+func (rd *renderer) chatResponseAttrs(a pcommon.Map, s *spanRec) {
+	d := rd.d
+	putStr(a, d.attrs[fResponseModel], s.model.cfg.Name)
+	putInt(a, d.attrs[fInputTokens], s.in)
+	putInt(a, d.attrs[fOutputTokens], s.out)
+	putInt(a, d.attrs[fTotalTokens], s.in+s.out)
+	putInt(a, d.attrs[fChoiceCount], 1)
+	if k := d.attrs[fFinishReasons]; k != "" {
+		if d.finishAsString {
+			a.PutStr(k, s.finish)
+		} else {
+			a.PutEmptySlice(k).AppendEmpty().SetStr(s.finish)
 		}
 	}
-}
-
-// chunkSpanID derives the id of chunk span i from its parent's id without
-// drawing from the generator: the parent's id with its last three bytes
-// XORed with i+1. It never equals the parent's id (i+1 is not zero), the
-// chunks of one parent never share one (up to 2^24-1 chunks), and it is
-// never all-zero (the first byte is the parent's, which is odd).
-func chunkSpanID(parent [8]byte, i int) [8]byte {
-	n := uint32(i + 1)
-	parent[5] ^= byte(n >> 16)
-	parent[6] ^= byte(n)
-	parent[7] ^= byte(n >> 8)
-	return parent
-}
-
-func (rd *renderer) chunkSpans(r *request, s *spanRec, parent ptrace.Span, ss ptrace.SpanSlice) {
-	n := s.chunks
-	if c := rd.cfg.Stream.MaxChunkSpans; c > 0 && n > c {
-		n = c
+	if rd.cfg.Content.Enabled {
+		putStr(a, d.attrs[fOutputContent], rd.completion)
 	}
-	name := s.model.chunkSpan
-	prev := s.start
-	for i := range n {
-		c := ss.AppendEmpty()
-		c.SetTraceID(parent.TraceID())
-		c.SetParentSpanID(parent.SpanID())
-		c.SetSpanID(pcommon.SpanID(chunkSpanID(s.id, i)))
-		c.SetName(name)
-		c.SetKind(ptrace.SpanKindInternal)
-		at := s.start + chunkOffset(s, i)
-		c.SetStartTimestamp(pcommon.Timestamp(prev))
-		c.SetEndTimestamp(pcommon.Timestamp(at))
-		c.Attributes().PutInt(attrChunkIdx, int64(i))
-		prev = at
-		rd.spans++
-	}
-	_ = r
 }
 
 func (rd *renderer) embeddingsSpan(s *spanRec, sp ptrace.Span) {
@@ -565,6 +535,15 @@ func (rd *renderer) agentSpan(r *request, s *spanRec, sp ptrace.Span, conv strin
 	if s.task > 0 {
 		a.PutInt(attrAgentTask, int64(s.task))
 	}
+	addDependencyLinks(r, s, sp)
+	if s.fault != nil {
+		setError(sp, a, s.fault)
+	}
+	checkSized(a, n)
+}
+
+// addDependencyLinks links agent span s to the spans of the tasks it depends on.
+func addDependencyLinks(r *request, s *spanRec, sp ptrace.Span) {
 	if len(s.links) > 0 {
 		sp.Links().EnsureCapacity(len(s.links))
 	}
@@ -574,8 +553,4 @@ func (rd *renderer) agentSpan(r *request, s *spanRec, sp ptrace.Span, conv strin
 		ln.SetSpanID(pcommon.SpanID(r.spans[l].id))
 		ln.Attributes().PutStr(attrLinkType, "depends_on")
 	}
-	if s.fault != nil {
-		setError(sp, a, s.fault)
-	}
-	checkSized(a, n)
 }

@@ -51,28 +51,39 @@ func (ma *metricsAgg) add(r *request) {
 		if s.fault != nil {
 			k.err = s.fault.clientError
 		}
-		se, ok := ma.series[k]
-		if !ok {
-			se = &series{
-				duration: genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
-				ttft:     genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
-				inTok:    genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
-				outTok:   genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
-			}
-			ma.series[k] = se
-			ma.order = append(ma.order, k)
+		ma.seriesFor(k).record(s)
+	}
+}
+
+// seriesFor returns the series of key k, creating it (and remembering its
+// place in the emit order) on first use.
+func (ma *metricsAgg) seriesFor(k seriesKey) *series {
+	se, ok := ma.series[k]
+	if !ok {
+		se = &series{
+			duration: genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
+			ttft:     genai.ExplicitHistogram{Bounds: genai.DurationBuckets},
+			inTok:    genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
+			outTok:   genai.ExplicitHistogram{Bounds: genai.TokenBuckets},
 		}
-		se.duration.Record(float64(s.end-s.start) / 1e9)
-		if s.op == opChat && s.ttft >= 0 {
-			se.ttft.Record(s.ttft)
-		}
-		if s.fault == nil && (s.op == opChat || s.op == opEmbeddings) {
-			se.inTok.Record(float64(s.in))
-			se.inSum += int64(s.in)
-			if s.op == opChat {
-				se.outTok.Record(float64(s.out))
-				se.outSum += int64(s.out)
-			}
+		ma.series[k] = se
+		ma.order = append(ma.order, k)
+	}
+	return se
+}
+
+// record adds span s's duration, time to first chunk and token usage.
+func (se *series) record(s *spanRec) {
+	se.duration.Record(float64(s.end-s.start) / 1e9)
+	if s.op == opChat && s.ttft >= 0 {
+		se.ttft.Record(s.ttft)
+	}
+	if s.fault == nil && (s.op == opChat || s.op == opEmbeddings) {
+		se.inTok.Record(float64(s.in))
+		se.inSum += int64(s.in)
+		if s.op == opChat {
+			se.outTok.Record(float64(s.out))
+			se.outSum += int64(s.out)
 		}
 	}
 }
@@ -212,41 +223,51 @@ func (lb *logsBuilder) add(r *request) {
 		if s.op != opChat {
 			continue
 		}
-		rs, ok := lb.byRes[r.resource]
-		if !ok {
-			rl := lb.logs.ResourceLogs().AppendEmpty()
-			lb.rd.resources[r.resource].CopyTo(rl.Resource().Attributes())
-			sl := rl.ScopeLogs().AppendEmpty()
-			sl.Scope().SetName(metadata.ScopeName)
-			sl.Scope().SetVersion(lb.rd.version)
-			rs = sl.LogRecords()
-			lb.byRes[r.resource] = rs
-		}
-		lr := rs.AppendEmpty()
-		lr.SetEventName(EventInferenceDetails)
-		lr.SetTimestamp(pcommon.Timestamp(s.end))
-		lr.SetObservedTimestamp(pcommon.Timestamp(s.end))
-		lr.SetTraceID(pcommon.TraceID(r.traceID))
-		lr.SetSpanID(pcommon.SpanID(s.id))
-		lr.SetSeverityNumber(plog.SeverityNumberInfo)
-		a := lr.Attributes()
-		a.PutStr(genai.AttrOperationName, genai.OpChat)
-		a.PutStr(genai.AttrProviderName, s.model.cfg.Provider)
-		a.PutStr(genai.AttrRequestModel, s.model.cfg.Name)
-		if s.fault != nil {
-			a.PutStr(genai.AttrErrorType, s.fault.clientError)
-			lr.SetSeverityNumber(plog.SeverityNumberWarn)
-		} else {
-			a.PutStr(genai.AttrResponseModel, s.model.cfg.Name)
-			a.PutInt(genai.AttrUsageInputTokens, int64(s.in))
-			a.PutInt(genai.AttrUsageOutputTokens, int64(s.out))
-			a.PutEmptySlice(genai.AttrFinishReasons).AppendEmpty().SetStr(s.finish)
-			if lb.rd.cfg.Content.Enabled {
-				a.PutStr(genai.AttrInputMessages, lb.rd.prompt)
-				a.PutStr(genai.AttrOutputMessages, lb.rd.completion)
-			}
-		}
+		lb.putRecord(lb.records(r.resource).AppendEmpty(), r, s)
 		lb.record++
+	}
+}
+
+// records returns the log record slice of resource res, creating its
+// resource and scope on first use.
+func (lb *logsBuilder) records(res int) plog.LogRecordSlice {
+	rs, ok := lb.byRes[res]
+	if !ok {
+		rl := lb.logs.ResourceLogs().AppendEmpty()
+		lb.rd.resources[res].CopyTo(rl.Resource().Attributes())
+		sl := rl.ScopeLogs().AppendEmpty()
+		sl.Scope().SetName(metadata.ScopeName)
+		sl.Scope().SetVersion(lb.rd.version)
+		rs = sl.LogRecords()
+		lb.byRes[res] = rs
+	}
+	return rs
+}
+
+// putRecord fills lr with the inference-details event of chat span s.
+func (lb *logsBuilder) putRecord(lr plog.LogRecord, r *request, s *spanRec) {
+	lr.SetEventName(EventInferenceDetails)
+	lr.SetTimestamp(pcommon.Timestamp(s.end))
+	lr.SetObservedTimestamp(pcommon.Timestamp(s.end))
+	lr.SetTraceID(pcommon.TraceID(r.traceID))
+	lr.SetSpanID(pcommon.SpanID(s.id))
+	lr.SetSeverityNumber(plog.SeverityNumberInfo)
+	a := lr.Attributes()
+	a.PutStr(genai.AttrOperationName, genai.OpChat)
+	a.PutStr(genai.AttrProviderName, s.model.cfg.Provider)
+	a.PutStr(genai.AttrRequestModel, s.model.cfg.Name)
+	if s.fault != nil {
+		a.PutStr(genai.AttrErrorType, s.fault.clientError)
+		lr.SetSeverityNumber(plog.SeverityNumberWarn)
+	} else {
+		a.PutStr(genai.AttrResponseModel, s.model.cfg.Name)
+		a.PutInt(genai.AttrUsageInputTokens, int64(s.in))
+		a.PutInt(genai.AttrUsageOutputTokens, int64(s.out))
+		a.PutEmptySlice(genai.AttrFinishReasons).AppendEmpty().SetStr(s.finish)
+		if lb.rd.cfg.Content.Enabled {
+			a.PutStr(genai.AttrInputMessages, lb.rd.prompt)
+			a.PutStr(genai.AttrOutputMessages, lb.rd.completion)
+		}
 	}
 }
 

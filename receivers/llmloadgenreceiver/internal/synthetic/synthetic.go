@@ -370,6 +370,20 @@ func (s *Runner) flush(ctx context.Context) {
 	if s.inBatch == 0 {
 		return
 	}
+	s.recordOutcomes(ctx)
+	s.totals.requests += int64(s.inBatch)
+	s.inBatch = 0
+	if s.l.Traces != nil {
+		s.flushTraces(ctx)
+	}
+	if s.l.Logs != nil {
+		s.flushLogs(ctx)
+	}
+}
+
+// recordOutcomes counts the batch's requests by scenario and outcome into
+// the receiver's telemetry and clears the batch counters.
+func (s *Runner) recordOutcomes(ctx context.Context) {
 	for i, n := range s.counts {
 		if n > 0 {
 			o := loadgen.RequestOutcome{Scenario: s.gen.scenarios[i/2].typ, Outcome: "ok"}
@@ -382,30 +396,32 @@ func (s *Runner) flush(ctx context.Context) {
 	clear(s.counts)
 	s.tel.RecordRequests(ctx, s.outcomes)
 	clear(s.outcomes)
-	s.totals.requests += int64(s.inBatch)
-	s.inBatch = 0
-	if s.l.Traces != nil {
-		td, n := s.rd.take()
-		s.totals.built += int64(n)
-		if n > 0 && s.send(ctx, loadgen.SignalTraces, n, func(ctx context.Context) error {
-			octx := s.obs.StartTracesOp(ctx)
-			err := s.l.Traces.ConsumeTraces(octx, td)
-			s.obs.EndTracesOp(octx, metadata.Type.String(), n, err)
-			return err
-		}) {
-			s.totals.spans += int64(n)
-		}
+}
+
+// flushTraces sends the batch's spans to the traces consumer.
+func (s *Runner) flushTraces(ctx context.Context) {
+	td, n := s.rd.take()
+	s.totals.built += int64(n)
+	if n > 0 && s.send(ctx, loadgen.SignalTraces, n, func(ctx context.Context) error {
+		octx := s.obs.StartTracesOp(ctx)
+		err := s.l.Traces.ConsumeTraces(octx, td)
+		s.obs.EndTracesOp(octx, metadata.Type.String(), n, err)
+		return err
+	}) {
+		s.totals.spans += int64(n)
 	}
-	if s.l.Logs != nil {
-		ld, n := s.lb.take()
-		if n > 0 && s.send(ctx, loadgen.SignalLogs, n, func(ctx context.Context) error {
-			octx := s.obs.StartLogsOp(ctx)
-			err := s.l.Logs.ConsumeLogs(octx, ld)
-			s.obs.EndLogsOp(octx, metadata.Type.String(), n, err)
-			return err
-		}) {
-			s.totals.records += int64(n)
-		}
+}
+
+// flushLogs sends the batch's log records to the logs consumer.
+func (s *Runner) flushLogs(ctx context.Context) {
+	ld, n := s.lb.take()
+	if n > 0 && s.send(ctx, loadgen.SignalLogs, n, func(ctx context.Context) error {
+		octx := s.obs.StartLogsOp(ctx)
+		err := s.l.Logs.ConsumeLogs(octx, ld)
+		s.obs.EndLogsOp(octx, metadata.Type.String(), n, err)
+		return err
+	}) {
+		s.totals.records += int64(n)
 	}
 }
 
@@ -441,15 +457,7 @@ func (s *Runner) report(final bool) {
 	if elapsed > 0 {
 		achieved = float64(s.totals.requests-s.lastEmitted) / elapsed
 	}
-	simT := float64(s.simNow()-s.origin) / 1e9
-	target := 0.0 // nothing more is scheduled once the run's bounds are reached
-	switch {
-	case math.IsInf(s.nextArrival, 1):
-	case s.closed != nil:
-		target = s.closed.At(simT)
-	default:
-		target = s.open.At(simT)
-	}
+	target := s.targetRate()
 	ctx := context.Background()
 	s.tel.Achieved.Record(ctx, achieved)
 	s.tel.TargetRate.Record(ctx, target)
@@ -463,4 +471,18 @@ func (s *Runner) report(final bool) {
 		zap.Float64("achieved_rate", achieved), zap.Float64("target", target),
 		zap.Duration("backoff_total", s.paused))
 	s.lastReport, s.lastEmitted = now, s.totals.requests
+}
+
+// targetRate is the arrival rate the profile asks for at the current
+// simulated time; zero once the run's bounds are reached.
+func (s *Runner) targetRate() float64 {
+	simT := float64(s.simNow()-s.origin) / 1e9
+	switch {
+	case math.IsInf(s.nextArrival, 1):
+		return 0
+	case s.closed != nil:
+		return s.closed.At(simT)
+	default:
+		return s.open.At(simT)
+	}
 }
