@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -130,21 +129,31 @@ func New(l *loadgen.Run) (*Runner, error) {
 	rng := loadgen.NewRand(plan.LocalSeed())
 	r.inputs = loadgen.NewSampler(lc.Prompt.InputTokens, rng.Source)
 	r.idRand = rand.New(rand.NewPCG(plan.LocalSeed()^0x5bd1e995, uint64(time.Now().UnixNano())))
-	r.prompts = newPromptBuilder(lc, r.runID)
-	if err := r.prompts.useTokenizer(); err != nil {
-		return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
+	if err := r.initPrompts(); err != nil {
+		return nil, err
 	}
-	if r.shared = newSharedPrefixes(lc, r.runID); r.shared != nil {
+	return r, nil
+}
+
+// initPrompts builds the prompt builder and, with live.prompt.shared_prefix,
+// the shared system prompts, all on the configured tokenizer.
+func (r *Runner) initPrompts() error {
+	r.prompts = newPromptBuilder(r.lc, r.runID)
+	if err := r.prompts.useTokenizer(); err != nil {
+		return fmt.Errorf("live.prompt.tokenizer: %w", err)
+	}
+	if r.shared = newSharedPrefixes(r.lc, r.runID); r.shared != nil {
 		for _, g := range r.shared.groups {
 			if err := g.shareTokenizer(r.prompts); err != nil {
-				return nil, fmt.Errorf("live.prompt.tokenizer: %w", err)
+				return fmt.Errorf("live.prompt.tokenizer: %w", err)
 			}
 		}
-		r.groupRand = rand.New(rand.NewPCG(plan.LocalSeed()^0x2545f4914f6cdd1d, plan.LocalSeed()))
+		seed := r.plan.LocalSeed()
+		r.groupRand = rand.New(rand.NewPCG(seed^0x2545f4914f6cdd1d, seed))
 		r.workloadLine = fmt.Sprintf("llm_loadgen: shared prefixes: %d groups, each a %d-token system prompt (estimated at 4 bytes per token), drawn with the seed",
 			len(r.shared.groups), r.shared.tokens)
 	}
-	return r, nil
+	return nil
 }
 
 // httpClient builds the client from the confighttp settings, tuned for
@@ -192,6 +201,22 @@ func (r *Runner) Start(ctx context.Context, host component.Host) error {
 	if r.client, err = r.newClient(hc); err != nil {
 		return err
 	}
+	schedCtx := r.initRun()
+	now := time.Now()
+	start := r.plan.Begin(now)
+	r.readyAt = now
+	var console io.Writer
+	if r.cfg.ProgressOutput == config.ProgressConsole {
+		console = r.console
+	}
+	r.progress.init(console, start, r.cfg.Arrival)
+	r.launch(schedCtx, start, r.newOutput(now))
+	return nil
+}
+
+// initRun makes the run's concurrency slots, result channel, contexts and
+// done signals; it returns the context that scheduling runs under.
+func (r *Runner) initRun() context.Context {
 	if r.lc.MaxConcurrency > 0 {
 		r.sem = make(chan struct{}, r.lc.MaxConcurrency)
 	}
@@ -201,18 +226,21 @@ func (r *Runner) Start(ctx context.Context, host component.Host) error {
 	r.stopIssue = stop
 	r.schedDone = make(chan struct{})
 	r.outDone = make(chan struct{})
-	now := time.Now()
-	start := r.plan.Begin(now)
-	r.readyAt = now
-	var console io.Writer
-	if r.cfg.ProgressOutput == config.ProgressConsole {
-		console = r.console
-	}
-	r.progress.init(console, start, r.cfg.Arrival)
+	return schedCtx
+}
+
+// newOutput is the renderer of the run's telemetry, its clock started at now.
+func (r *Runner) newOutput(now time.Time) *liveRenderer {
 	out := newLiveRenderer(r.lc, r.version, now)
 	out.tokenizer = r.prompts.tokenizerName()
 	out.plan = r.plan
 	out.reset(r.version)
+	return out
+}
+
+// launch starts the output loop on out and the scheduler from start; the
+// scheduler closes the results once the last request in flight ends.
+func (r *Runner) launch(schedCtx context.Context, start time.Time, out *liveRenderer) {
 	go func() {
 		defer close(r.outDone)
 		r.output(out)
@@ -224,7 +252,6 @@ func (r *Runner) Start(ctx context.Context, host component.Host) error {
 		r.inflight.Wait()
 		close(r.results)
 	}()
-	return nil
 }
 
 // newClient is the request client of live.client: the raw HTTP/1.1 client
@@ -273,24 +300,6 @@ func (r *Runner) announce(start time.Time) {
 	}
 }
 
-// schedule issues the run's requests, from start (a shard waits for
-// start_at), by the configured schedule: a trace, a sweep, virtual users or
-// open-loop arrivals. It returns when the schedule is over or ctx ends.
-func (r *Runner) schedule(ctx context.Context, start time.Time) {
-	r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
-	switch {
-	case !r.plan.WaitStart(ctx):
-	case r.trace != nil:
-		r.runTrace(ctx, start)
-	case r.lc.Sweep.StepDuration > 0:
-		r.runSweep(ctx)
-	case r.cfg.Arrival.Type == config.ArrivalConcurrency:
-		r.runClosed(ctx, r.cfg.Arrival, start, r.cfg.Duration)
-	default:
-		r.runOpen(ctx, r.cfg.Arrival, start, r.cfg.Duration)
-	}
-}
-
 // Shutdown stops scheduling, lets requests in flight finish for up to
 // live.drain_timeout (bounded by ctx), cancels the rest, and flushes their
 // telemetry.
@@ -299,6 +308,20 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	r.stopIssue()
+	err := r.drain(ctx)
+	r.client.closeIdle()
+	if r.dataset != nil {
+		err = errors.Join(err, r.dataset.Close())
+	}
+	if r.trace != nil {
+		err = errors.Join(err, r.trace.Close())
+	}
+	return err
+}
+
+// drain waits up to live.drain_timeout for the requests in flight, cancels
+// the rest and waits for the scheduler and the output loop to end.
+func (r *Runner) drain(ctx context.Context) error {
 	drain := time.NewTimer(r.lc.DrainTimeout)
 	defer drain.Stop()
 	select {
@@ -318,167 +341,7 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	r.client.closeIdle()
-	if r.dataset != nil {
-		err = errors.Join(err, r.dataset.Close())
-	}
-	if r.trace != nil {
-		err = errors.Join(err, r.trace.Close())
-	}
 	return err
-}
-
-// ticket reserves the next request of the run; false once the run's
-// request bound is reached.
-func (r *Runner) ticket() bool {
-	n := r.issued.Add(1)
-	return r.cfg.Requests == 0 || n <= r.requests
-}
-
-// runOpen issues requests at the arrival process's times until the duration
-// (0: unbounded) or the request bound is reached, or ctx ends.
-func (r *Runner) runOpen(ctx context.Context, a config.ArrivalConfig, start time.Time, duration time.Duration) {
-	r.idMu.Lock()
-	src := loadgen.NewRand(r.idRand.Uint64())
-	r.idMu.Unlock()
-	o := r.plan.Arrivals(a, r.step, src)
-	prof := loadgen.NewProfile(a) // the run's offered rate over time, for the target-rate attribute
-	pc := r.newPacer()
-	defer pc.close()
-	// Arrivals due before the runner could send them (a shard started after
-	// start_at, or a sweep step that began while the last one drained) are
-	// skipped; arrivals the scheduler merely wakes up late for are sent late.
-	begin := r.readyAt.Add(-loadgen.SkipSlack)
-	for {
-		t := o.Next()
-		if math.IsInf(t, 1) || (duration > 0 && t >= duration.Seconds()) {
-			return
-		}
-		if !r.ticket() {
-			return
-		}
-		sched := start.Add(time.Duration(t * float64(time.Second)))
-		send, ok := r.waitFor(ctx, pc, sched, begin)
-		if !ok {
-			return
-		}
-		if !send {
-			continue
-		}
-		r.inflight.Add(1)
-		rate := prof.At(t)
-		go func() {
-			defer r.inflight.Done()
-			if r.lc.Session.Turns > 0 {
-				r.runSession(ctx, sched, rate)
-				return
-			}
-			r.request(sched, rate, nil)
-		}()
-	}
-}
-
-// waitFor sleeps until sched. It returns send false for an arrival due
-// before the schedule began (a late start: skipped and counted, never sent
-// in a burst to catch up), and ok false when ctx ended; an arrival the
-// scheduler merely woke up late for is sent late, its lag recorded.
-func (r *Runner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time) (send, ok bool) {
-	if sched.Before(begin) {
-		late := time.Since(sched).Seconds()
-		r.sched.Skip(late)
-		r.tel.Live.Lag.Record(context.Background(), late)
-		r.tel.Live.NotSent.Add(context.Background(), 1, loadgen.ReasonAttrs(loadgen.ReasonLateStart))
-		return false, true
-	}
-	if !pc.wait(ctx, sched) {
-		return false, false
-	}
-	lag := time.Since(sched).Seconds()
-	r.tel.Live.Lag.Record(context.Background(), lag)
-	r.sched.Record(lag)
-	return true, true
-}
-
-// timerfdSlice bounds one timerfd sleep, so that a cancelled run is seen
-// within it.
-const timerfdSlice = 20 * time.Millisecond
-
-// runClosed runs virtual users for d (0: until the requests run out): each
-// sends a request, waits for it to end, thinks, and sends the next. The
-// number of users follows the profile of a (concurrency and stages),
-// checked every 100 ms.
-func (r *Runner) runClosed(ctx context.Context, a config.ArrivalConfig, start time.Time, d time.Duration) {
-	prof := loadgen.NewProfile(a)
-	var target atomic.Int64
-	var users sync.WaitGroup
-	active := 0
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	userCtx, stopUsers := context.WithCancel(ctx)
-	defer func() {
-		stopUsers()
-		users.Wait()
-	}()
-	exhausted := make(chan struct{})
-	var once sync.Once
-	for {
-		elapsed := time.Since(start)
-		if d > 0 && elapsed >= d {
-			return
-		}
-		want := r.plan.Share(int64(math.Floor(prof.At(elapsed.Seconds()) + 1e-9)))
-		target.Store(want)
-		r.concurrencyCap.Store(want)
-		for ; int64(active) < want; active++ {
-			id := active
-			users.Add(1)
-			r.idMu.Lock()
-			thinkSeed := r.idRand.Uint64()
-			r.idMu.Unlock()
-			go func() {
-				defer users.Done()
-				r.user(userCtx, id, &target, thinkSeed, func() { once.Do(func() { close(exhausted) }) })
-			}()
-		}
-		if int64(active) > want {
-			active = int(want) // users above the target retire on their own
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-exhausted:
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-func (r *Runner) user(ctx context.Context, id int, target *atomic.Int64, seed uint64, exhausted func()) {
-	rng := rand.New(rand.NewPCG(seed, uint64(id)))
-	think := r.cfg.Arrival.ThinkTime
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for ctx.Err() == nil && int64(id) < target.Load() {
-		if !r.ticket() {
-			exhausted()
-			return
-		}
-		r.inflight.Add(1)
-		if r.lc.Session.Turns > 0 {
-			r.runSession(ctx, time.Now(), 0)
-		} else {
-			r.request(time.Now(), 0, nil)
-		}
-		r.inflight.Done()
-		if think > 0 {
-			timer.Reset(time.Duration(rng.ExpFloat64() * float64(think)))
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			}
-		}
-	}
 }
 
 // output renders results and sends them to the next consumers in batches.
@@ -498,23 +361,10 @@ func (r *Runner) output(rd *liveRenderer) {
 		select {
 		case res, ok := <-r.results:
 			if !ok {
-				r.flushTraces(ctx, rd)
-				r.flushMetrics(ctx, rd)
-				r.summary.log(r.logger, true)
-				r.progress.print(r.summary.describe())
+				r.finishOutput(ctx, rd)
 				return
 			}
-			r.summary.add(res)
-			r.progress.add(res)
-			if r.l.Traces != nil {
-				rd.render(res)
-			}
-			if r.l.Metrics != nil {
-				rd.agg.add(res)
-			}
-			if rd.n >= r.cfg.BatchSize {
-				r.flushTraces(ctx, rd)
-			}
+			r.takeResult(ctx, rd, res)
 		case <-flush.C:
 			r.flushTraces(ctx, rd)
 		case <-metricsTick.C:
@@ -524,6 +374,31 @@ func (r *Runner) output(rd *liveRenderer) {
 			r.progress.print(r.progress.line(now))
 		}
 	}
+}
+
+// takeResult counts result res into the summary and progress, renders it and
+// flushes the traces once a batch is full.
+func (r *Runner) takeResult(ctx context.Context, rd *liveRenderer, res *liveResult) {
+	r.summary.add(res)
+	r.progress.add(res)
+	if r.l.Traces != nil {
+		rd.render(res)
+	}
+	if r.l.Metrics != nil {
+		rd.agg.add(res)
+	}
+	if rd.n >= r.cfg.BatchSize {
+		r.flushTraces(ctx, rd)
+	}
+}
+
+// finishOutput flushes what is left once the results end and reports the
+// run's summary.
+func (r *Runner) finishOutput(ctx context.Context, rd *liveRenderer) {
+	r.flushTraces(ctx, rd)
+	r.flushMetrics(ctx, rd)
+	r.summary.log(r.logger, true)
+	r.progress.print(r.summary.describe())
 }
 
 func (r *Runner) flushTraces(ctx context.Context, rd *liveRenderer) {

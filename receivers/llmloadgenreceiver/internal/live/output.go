@@ -151,6 +151,13 @@ func (r *liveRenderer) render(res *liveResult) {
 
 // putGenAIAttrs adds the GenAI request and response attributes.
 func (r *liveRenderer) putGenAIAttrs(a pcommon.Map, res *liveResult) {
+	r.putRequestAttrs(a, res)
+	r.putResponseAttrs(a, res)
+}
+
+// putRequestAttrs adds what the request asked for: operation, model, token
+// limit, dataset row, prompt and session details.
+func (r *liveRenderer) putRequestAttrs(a pcommon.Map, res *liveResult) {
 	a.PutStr(genai.AttrOperationName, r.op)
 	a.PutStr(genai.AttrProviderName, r.cfg.Provider)
 	a.PutStr(genai.AttrRequestModel, r.cfg.Model)
@@ -178,6 +185,11 @@ func (r *liveRenderer) putGenAIAttrs(a pcommon.Map, res *liveResult) {
 		a.PutInt(attrLiveTurn, int64(res.SessionTurn))
 		a.PutInt(attrLiveHistory, int64(res.HistoryTokens))
 	}
+}
+
+// putResponseAttrs adds the server, what it answered (model, id, status,
+// finish reason, usage) and the load the request was sent under.
+func (r *liveRenderer) putResponseAttrs(a pcommon.Map, res *liveResult) {
 	if r.host != "" {
 		a.PutStr(genai.AttrServerAddress, r.host)
 		a.PutInt(genai.AttrServerPort, r.port)

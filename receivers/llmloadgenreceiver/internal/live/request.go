@@ -418,28 +418,18 @@ func (r *Runner) send(sched time.Time, rate float64, traced *tracedRequest, st *
 	if st != nil {
 		res.SessionID, res.SessionTurn = st.id, st.turn
 	}
-	r.idMu.Lock()
-	t0, t1, s0 := r.idRand.Uint64(), r.idRand.Uint64(), r.idRand.Uint64()|1
-	r.idMu.Unlock()
-	for i := 0; i < 8; i++ {
-		res.TraceID[i], res.TraceID[8+i], res.SpanID[i] = byte(t0>>(8*i)), byte(t1>>(8*i)), byte(s0>>(8*i))
-	}
+	r.drawIDs(res)
 	ctx := context.Background()
 	if !r.acquire(res) {
 		r.finish(res)
 		return res
-	}
-	release := func() {
-		if r.sem != nil {
-			<-r.sem
-		}
 	}
 	res.Dispatched = time.Now()
 	r.tel.Live.QueueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
 	body, tokens, err := r.body(res)
 	res.PromptTokens, res.InputTokens = tokens, tokens
 	if err != nil {
-		release()
+		r.release()
 		res.End = time.Now()
 		res.fail(errTypeInvalidResponse, err)
 		r.finish(res)
@@ -448,12 +438,29 @@ func (r *Runner) send(sched time.Time, rate float64, traced *tracedRequest, st *
 	r.tel.Live.InFlight.Add(ctx, 1)
 	r.client.do(r.reqCtx, body, res)
 	r.tel.Live.InFlight.Add(ctx, -1)
-	release()
+	r.release()
 	if !res.UsageSeen && res.InputTokens == 0 {
 		res.InputTokens = tokens
 	}
 	r.finish(res)
 	return res
+}
+
+// drawIDs gives res a random trace id and span id (never all-zero).
+func (r *Runner) drawIDs(res *liveResult) {
+	r.idMu.Lock()
+	t0, t1, s0 := r.idRand.Uint64(), r.idRand.Uint64(), r.idRand.Uint64()|1
+	r.idMu.Unlock()
+	for i := 0; i < 8; i++ {
+		res.TraceID[i], res.TraceID[8+i], res.SpanID[i] = byte(t0>>(8*i)), byte(t1>>(8*i)), byte(s0>>(8*i))
+	}
+}
+
+// release gives back the live.max_concurrency slot acquire took.
+func (r *Runner) release() {
+	if r.sem != nil {
+		<-r.sem
+	}
 }
 
 // acquire takes a slot of live.max_concurrency for res, waiting in the
@@ -477,6 +484,13 @@ func (r *Runner) acquire(res *liveResult) bool {
 		r.tel.Live.NotSent.Add(ctx, 1, loadgen.ReasonAttrs(errTypeQueueFull))
 		return false
 	}
+	return r.waitQueued(res)
+}
+
+// waitQueued waits in the client queue for a slot; it returns false, with
+// res cancelled, when the run ends first.
+func (r *Runner) waitQueued(res *liveResult) bool {
+	ctx := context.Background()
 	r.tel.Live.Queued.Add(ctx, 1)
 	got := false
 	select {

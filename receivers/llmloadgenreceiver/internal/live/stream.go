@@ -122,19 +122,9 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 		res.fail(errTypeStreamError, fmt.Errorf("error event: %s", chunk.Error.Message))
 		return
 	}
-	if res.ResponseID == "" {
-		res.ResponseID = string(chunk.ID)
-		if string(chunk.Model) != res.RespModel {
-			res.RespModel = string(chunk.Model)
-		}
-	}
+	takeIdentity(chunk, res)
 	prevOut, hadUsage := res.OutputTokens, res.UsageSeen
-	if chunk.HasUsage {
-		res.UsageSeen = true
-		res.InputTokens = chunk.Usage.PromptTokens
-		res.OutputTokens = chunk.Usage.CompletionTokens
-		order.usageAt = res.Events
-	}
+	takeUsage(chunk, order, res)
 	if chunk.Choices == 0 {
 		return
 	}
@@ -155,6 +145,32 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 			appendAnswer(data, res)
 		}
 	}
+	takeFinish(chunk, order, res)
+}
+
+// takeIdentity keeps the response id and model of the stream's first chunk
+// (copied only when they differ from what res already holds).
+func takeIdentity(chunk *sse.ChunkSummary, res *liveResult) {
+	if res.ResponseID == "" {
+		res.ResponseID = string(chunk.ID)
+		if string(chunk.Model) != res.RespModel {
+			res.RespModel = string(chunk.Model)
+		}
+	}
+}
+
+// takeUsage keeps the usage a chunk carries and notes where it came.
+func takeUsage(chunk *sse.ChunkSummary, order *eventOrder, res *liveResult) {
+	if chunk.HasUsage {
+		res.UsageSeen = true
+		res.InputTokens = chunk.Usage.PromptTokens
+		res.OutputTokens = chunk.Usage.CompletionTokens
+		order.usageAt = res.Events
+	}
+}
+
+// takeFinish keeps a chunk's finish reason and notes where it came.
+func takeFinish(chunk *sse.ChunkSummary, order *eventOrder, res *liveResult) {
 	if len(chunk.Finish) > 0 {
 		if string(chunk.Finish) != res.Finish {
 			res.Finish = string(chunk.Finish)

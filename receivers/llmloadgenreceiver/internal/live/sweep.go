@@ -61,10 +61,16 @@ func (r *Runner) runSweep(ctx context.Context) {
 		}
 		plan.result(v == "", float64(s.completed)/wall)
 	}
+	r.finishSweep(plan, knee, verdict)
+}
+
+// finishSweep records and logs the sweep's knee and why it stopped, and for
+// a bisection the interval the largest passing rate lies in.
+func (r *Runner) finishSweep(plan *sweepPlan, knee float64, verdict string) {
 	if plan.bisect {
 		r.sweepUpper = plan.hi
 		r.logger.Info("llm_loadgen live sweep: the largest rate that meets the SLO lies in an interval",
-			zap.Float64("passed_rate", plan.lo), zap.Float64("failed_rate", plan.hi), zap.Float64("tolerance", sw.Tolerance))
+			zap.Float64("passed_rate", plan.lo), zap.Float64("failed_rate", plan.hi), zap.Float64("tolerance", r.lc.Sweep.Tolerance))
 	}
 	r.sweepKnee, r.sweepStoppedBy = knee, verdict
 	r.tel.Live.Knee.Record(context.Background(), knee)
@@ -282,22 +288,33 @@ func (p *sweepPlan) skip() {
 // result records whether the step just run passed, and the rate at which
 // its requests completed.
 func (p *sweepPlan) result(passed bool, completed float64) {
-	if p.ranged {
-		if p.phase < 2 {
-			p.measured = append(p.measured, completed)
-		}
-		if p.phase == 1 {
-			p.rates = rangeRates(p.measured[0], p.measured[1], p.nRates)
-		}
-		p.phase++
-		return
-	}
-	r := p.next
-	if !p.bisect {
+	switch {
+	case p.ranged:
+		p.rangeResult(completed)
+	case p.bisect:
+		p.bisectResult(passed)
+	default:
 		p.done = !passed
 		p.next += p.step
-		return
 	}
+}
+
+// rangeResult records the completed rate of a range's measuring steps and,
+// once both are in, the rates the range's steps offer.
+func (p *sweepPlan) rangeResult(completed float64) {
+	if p.phase < 2 {
+		p.measured = append(p.measured, completed)
+	}
+	if p.phase == 1 {
+		p.rates = rangeRates(p.measured[0], p.measured[1], p.nRates)
+	}
+	p.phase++
+}
+
+// bisectResult narrows the bisection's interval by the step just run and
+// picks the next rate, or ends the sweep.
+func (p *sweepPlan) bisectResult(passed bool) {
+	r := p.next
 	if passed {
 		p.lo = r
 	} else {
