@@ -375,6 +375,13 @@ func (cfg *Config) validateOutput() []error {
 	if cfg.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("flush_interval: must be > 0, got %v", cfg.FlushInterval))
 	}
+	errs = append(errs, cfg.validateProgress()...)
+	return append(errs, cfg.validateBackpressure()...)
+}
+
+// validateProgress checks progress_interval and progress_output.
+func (cfg *Config) validateProgress() []error {
+	var errs []error
 	if cfg.ProgressInterval < 0 {
 		errs = append(errs, fmt.Errorf("progress_interval: must be >= 0, got %v", cfg.ProgressInterval))
 	}
@@ -386,6 +393,12 @@ func (cfg *Config) validateOutput() []error {
 	case cfg.ProgressOutput == ProgressConsole && cfg.ProgressInterval == 0:
 		errs = append(errs, fmt.Errorf("progress_output: %q needs a progress_interval above 0", ProgressConsole))
 	}
+	return errs
+}
+
+// validateBackpressure checks the backoff bounds of backpressure.
+func (cfg *Config) validateBackpressure() []error {
+	var errs []error
 	if cfg.Backpressure.InitialBackoff <= 0 {
 		errs = append(errs, fmt.Errorf("backpressure.initial_backoff: must be > 0, got %v", cfg.Backpressure.InitialBackoff))
 	}
@@ -401,15 +414,7 @@ func (a *ArrivalConfig) validate() error {
 		return err
 	}
 	if a.Type == ArrivalConcurrency {
-		if a.Concurrency < 1 && len(a.Stages) == 0 {
-			errs = append(errs, fmt.Errorf("arrival.concurrency: must be >= 1 for type concurrency, got %d", a.Concurrency))
-		}
-		if a.Concurrency < 0 {
-			errs = append(errs, fmt.Errorf("arrival.concurrency: must be >= 0, got %d", a.Concurrency))
-		}
-		if a.ThinkTime < 0 {
-			errs = append(errs, fmt.Errorf("arrival.think_time: must be >= 0, got %v", a.ThinkTime))
-		}
+		errs = append(errs, a.validateUsers()...)
 	} else {
 		if err := finiteNonNeg("arrival.rate", a.Rate); err != nil {
 			errs = append(errs, err)
@@ -422,6 +427,29 @@ func (a *ArrivalConfig) validate() error {
 			errs = append(errs, fmt.Errorf("arrival.burstiness: must be a finite number > 0 for type gamma, got %v", a.Burstiness))
 		}
 	}
+	errs = append(errs, a.validateStages()...)
+	return errors.Join(errs...)
+}
+
+// validateUsers checks the virtual users and think time of type concurrency.
+func (a *ArrivalConfig) validateUsers() []error {
+	var errs []error
+	if a.Concurrency < 1 && len(a.Stages) == 0 {
+		errs = append(errs, fmt.Errorf("arrival.concurrency: must be >= 1 for type concurrency, got %d", a.Concurrency))
+	}
+	if a.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("arrival.concurrency: must be >= 0, got %d", a.Concurrency))
+	}
+	if a.ThinkTime < 0 {
+		errs = append(errs, fmt.Errorf("arrival.think_time: must be >= 0, got %v", a.ThinkTime))
+	}
+	return errs
+}
+
+// validateStages checks each stage's duration and target, and that some
+// stage generates load.
+func (a *ArrivalConfig) validateStages() []error {
+	var errs []error
 	peak := 0.0
 	for i, s := range a.Stages {
 		if s.Duration <= 0 {
@@ -438,7 +466,7 @@ func (a *ArrivalConfig) validate() error {
 	if len(a.Stages) > 0 && peak == 0 {
 		errs = append(errs, errors.New("arrival.stages: every target is 0, nothing would be generated"))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (cfg *Config) validateScenarios() error {
@@ -541,58 +569,4 @@ func (s *StreamConfig) validate() error {
 		errs = append(errs, fmt.Errorf("stream.max_chunk_spans: must be >= 0, got %d", s.MaxChunkSpans))
 	}
 	return errors.Join(errs...)
-}
-
-// Default is the configuration of a receiver whose YAML sets nothing.
-func Default() *Config {
-	return &Config{
-		Mode:    ModeSynthetic,
-		Timing:  TimingRealtime,
-		Semconv: SemconvGenAIv141,
-		Arrival: ArrivalConfig{Type: ArrivalPoisson, Rate: 5, Burstiness: 1, Concurrency: 8, ThinkTime: time.Second},
-		Scenarios: []ScenarioConfig{
-			{Type: ScenarioChat, Weight: 6},
-			{Type: ScenarioRAG, Weight: 2},
-			{Type: ScenarioAgent, Weight: 1},
-			{Type: ScenarioEmbeddings, Weight: 1},
-		},
-		Models: []ModelConfig{
-			{
-				Name: "gpt-4o-mini", Provider: "openai", Weight: 3, ServerAddress: "api.openai.com", ContextWindow: 128000,
-				TTFT: Distribution{P50: 0.35, P99: 2}, ITL: Distribution{P50: 0.012, P99: 0.04},
-				InputTokens: Distribution{P50: 400, P99: 6000}, OutputTokens: Distribution{P50: 180, P99: 1200},
-			},
-			{
-				Name: "claude-sonnet-4", Provider: "anthropic", Weight: 1, ServerAddress: "api.anthropic.com", ContextWindow: 200000,
-				TTFT: Distribution{P50: 0.6, P99: 3}, ITL: Distribution{P50: 0.02, P99: 0.06},
-				InputTokens: Distribution{P50: 800, P99: 12000}, OutputTokens: Distribution{P50: 250, P99: 2000},
-			},
-			{
-				Name: "text-embedding-3-small", Provider: "openai", Weight: 1, ServerAddress: "api.openai.com", ContextWindow: 8191,
-				Embedding: true, EmbeddingDimensions: 1536,
-				TTFT: Distribution{P50: 0.08, P99: 0.5}, InputTokens: Distribution{P50: 60, P99: 800},
-			},
-		},
-		Agent: AgentConfig{
-			Depth: 1, FanOut: 2, DependencyProbability: 0.5, MinSteps: 1, MaxSteps: 4,
-			Tools:       []string{"web_search", "code_interpreter", "sql_query", "get_weather"},
-			ToolLatency: Distribution{P50: 0.15, P99: 1.5},
-		},
-		RAG: RAGConfig{
-			VectorStore: "qdrant", Collection: "docs", TopK: 8,
-			RetrievalLatency: Distribution{P50: 0.03, P99: 0.2},
-			RerankModel:      "rerank-v3.5", RerankLatency: Distribution{P50: 0.05, P99: 0.3},
-		},
-		Stream:           StreamConfig{TokensPerChunk: 1, ChunkEvents: ChunkEventsFirst},
-		Content:          ContentConfig{PromptBytes: 2048, CompletionBytes: 1024},
-		Resources:        ResourcesConfig{Services: 3, InstancesPerService: 2, ServiceNamePrefix: "llm-app"},
-		Metrics:          MetricsConfig{Interval: 10 * time.Second},
-		BatchSize:        100,
-		FlushInterval:    200 * time.Millisecond,
-		ProgressInterval: 10 * time.Second,
-		ProgressOutput:   ProgressLog,
-		Backpressure:     BackpressureConfig{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 2 * time.Second},
-		Live:             defaultLiveConfig(),
-		Shard:            ShardConfig{Count: 1},
-	}
 }

@@ -277,38 +277,6 @@ const (
 	SweepRange  = "range"
 )
 
-func defaultLiveConfig() LiveConfig {
-	client := confighttp.NewDefaultClientConfig()
-	client.Endpoint = "http://127.0.0.1:8000/v1"
-	return LiveConfig{
-		Client:         client,
-		Model:          "mock-llm",
-		Provider:       "openai",
-		Operation:      LiveOpChat,
-		Stream:         true,
-		IncludeUsage:   true,
-		MaxTokens:      128,
-		MaxConcurrency: 1024,
-		MaxQueue:       100000,
-		Prompt: LivePromptConfig{
-			System:        "You are a helpful assistant.",
-			User:          "Summarize the following notes in a few sentences.",
-			InputTokens:   Distribution{Type: DistConstant, Value: 256},
-			ContextWindow: 8192,
-			UniquePrefix:  true,
-		},
-		Dataset:          dataset.Config{Format: dataset.FormatJSONL, Order: dataset.OrderRandom, MaxRecords: 100_000},
-		Trace:            dataset.TraceConfig{Format: dataset.TraceFormatMooncake, Speed: 1, BlockTokens: 512},
-		Timeouts:         LiveTimeoutsConfig{Connect: 10 * time.Second, TTFT: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute},
-		ChunkEvents:      ChunkEventsFirst,
-		DrainTimeout:     10 * time.Second,
-		Pacer:            LivePacerConfig{Clock: PacerTimerfd, Spin: 100 * time.Microsecond},
-		Transport:        TransportAuto,
-		KernelTimestamps: true,
-		Sweep:            LiveSweepConfig{MinGoodRatio: 0.9, SaturationRatio: 0.9, Server: defaultSweepServer(), Search: SweepSteps, Rates: 8},
-	}
-}
-
 // Validate is called by the collector's configuration walk in every mode, so
 // it must accept the default (unset) live section. Checks that apply only
 // when mode is live belong in validateLive.
@@ -494,29 +462,45 @@ func (l *LiveConfig) validateWorkload() []error {
 	errs = append(errs, l.Prompt.Tokenizer.Validate("live.prompt.tokenizer"))
 	errs = append(errs, l.Dataset.Validate("live.dataset"))
 	if l.Trace.Path != "" {
-		errs = append(errs, l.Trace.Validate("live.trace"))
-		if l.Dataset.Path != "" {
-			errs = append(errs, errors.New("live.trace: a trace brings its own prompts; remove live.dataset"))
-		}
-		if l.Sweep.StepDuration > 0 {
-			errs = append(errs, errors.New("live.trace: a trace sets the send times; remove live.sweep"))
-		}
+		errs = append(errs, l.validateTrace()...)
 	}
 	if sp := l.Prompt.SharedPrefix; sp.Groups != 0 || sp.Tokens != 0 {
-		switch {
-		case sp.Groups < 1 || sp.Groups > 100_000:
-			errs = append(errs, fmt.Errorf("live.prompt.shared_prefix.groups: must be from 1 to 100000, got %d", sp.Groups))
-		case sp.Tokens < 1 || sp.Tokens+l.MaxTokens >= l.Prompt.ContextWindow:
-			errs = append(errs, fmt.Errorf("live.prompt.shared_prefix.tokens: must be >= 1 and leave room for max_tokens (%d) in context_window (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow, sp.Tokens))
-		}
-		if l.Dataset.Path != "" || l.Trace.Path != "" {
-			errs = append(errs, errors.New("live.prompt.shared_prefix: applies to the synthetic prompt; live.dataset and live.trace bring their own"))
-		}
+		errs = append(errs, l.validateSharedPrefix()...)
 	}
 	if l.Prompt.ContextWindow <= l.MaxTokens {
 		errs = append(errs, fmt.Errorf("live.prompt.context_window: must be larger than live.max_tokens (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow))
 	}
 	return append(errs, l.Session.validate(l))
+}
+
+// validateTrace checks live.trace and what it excludes: a dataset and a
+// sweep.
+func (l *LiveConfig) validateTrace() []error {
+	errs := []error{l.Trace.Validate("live.trace")}
+	if l.Dataset.Path != "" {
+		errs = append(errs, errors.New("live.trace: a trace brings its own prompts; remove live.dataset"))
+	}
+	if l.Sweep.StepDuration > 0 {
+		errs = append(errs, errors.New("live.trace: a trace sets the send times; remove live.sweep"))
+	}
+	return errs
+}
+
+// validateSharedPrefix checks live.prompt.shared_prefix: its groups, its
+// size against the context window, and that the prompt is synthetic.
+func (l *LiveConfig) validateSharedPrefix() []error {
+	var errs []error
+	sp := l.Prompt.SharedPrefix
+	switch {
+	case sp.Groups < 1 || sp.Groups > 100_000:
+		errs = append(errs, fmt.Errorf("live.prompt.shared_prefix.groups: must be from 1 to 100000, got %d", sp.Groups))
+	case sp.Tokens < 1 || sp.Tokens+l.MaxTokens >= l.Prompt.ContextWindow:
+		errs = append(errs, fmt.Errorf("live.prompt.shared_prefix.tokens: must be >= 1 and leave room for max_tokens (%d) in context_window (%d), got %d", l.MaxTokens, l.Prompt.ContextWindow, sp.Tokens))
+	}
+	if l.Dataset.Path != "" || l.Trace.Path != "" {
+		errs = append(errs, errors.New("live.prompt.shared_prefix: applies to the synthetic prompt; live.dataset and live.trace bring their own"))
+	}
+	return errs
 }
 
 func (s LiveSessionConfig) validate(l *LiveConfig) error {

@@ -147,6 +147,11 @@ func (d *Distribution) validate(field string) error {
 			return err
 		}
 	}
+	return d.validateShape(field, t)
+}
+
+// validateShape checks the parameters that distribution type t needs.
+func (d *Distribution) validateShape(field, t string) error {
 	switch t {
 	case DistLogNormal:
 		if d.P50 > 0 || d.P99 > 0 {

@@ -65,6 +65,17 @@ func (cfg *Config) validateShard() error {
 		}
 		errs = append(errs, fmt.Errorf("shard.index: %d%s is out of range; must be 0 to shard.count-1 (%d)", idx, src, s.Count-1))
 	}
+	errs = append(errs, cfg.validateRunTies()...)
+	if cfg.Mode != ModeLive {
+		errs = append(errs, cfg.liveOnlyShardErrors()...)
+	}
+	return errors.Join(errs...)
+}
+
+// validateRunTies checks start_at and run_id, which every shard of a run
+// with shard.count above 1 must share.
+func (cfg *Config) validateRunTies() []error {
+	var errs []error
 	if cfg.StartAt != "" {
 		if _, err := time.Parse(time.RFC3339Nano, cfg.StartAt); err != nil {
 			errs = append(errs, fmt.Errorf("start_at: %q is not an RFC 3339 time such as 2026-11-29T20:00:00Z: %w", cfg.StartAt, err))
@@ -73,7 +84,7 @@ func (cfg *Config) validateShard() error {
 	if len(cfg.RunID) > 128 {
 		errs = append(errs, fmt.Errorf("run_id: at most 128 characters, got %d", len(cfg.RunID)))
 	}
-	if s.Count > 1 {
+	if cfg.Shard.Count > 1 {
 		if cfg.RunID == "" {
 			errs = append(errs, errors.New("run_id: required when shard.count > 1; every shard of the run must carry the same id so that the gateway's report can merge them"))
 		}
@@ -81,16 +92,20 @@ func (cfg *Config) validateShard() error {
 			errs = append(errs, errors.New("start_at: required when shard.count > 1; every shard must start its part of the schedule at the same absolute time"))
 		}
 	}
-	if cfg.Mode != ModeLive {
-		if s.Count > 1 {
-			errs = append(errs, fmt.Errorf("shard.count: sharding applies to mode live only, got mode %s", cfg.Mode))
-		}
-		if cfg.StartAt != "" {
-			errs = append(errs, fmt.Errorf("start_at: applies to mode live only (synthetic mode uses start_time), got mode %s", cfg.Mode))
-		}
-		if cfg.RunID != "" {
-			errs = append(errs, fmt.Errorf("run_id: applies to mode live only, got mode %s", cfg.Mode))
-		}
+	return errs
+}
+
+// liveOnlyShardErrors names the sharding settings set outside mode live.
+func (cfg *Config) liveOnlyShardErrors() []error {
+	var errs []error
+	if cfg.Shard.Count > 1 {
+		errs = append(errs, fmt.Errorf("shard.count: sharding applies to mode live only, got mode %s", cfg.Mode))
 	}
-	return errors.Join(errs...)
+	if cfg.StartAt != "" {
+		errs = append(errs, fmt.Errorf("start_at: applies to mode live only (synthetic mode uses start_time), got mode %s", cfg.Mode))
+	}
+	if cfg.RunID != "" {
+		errs = append(errs, fmt.Errorf("run_id: applies to mode live only, got mode %s", cfg.Mode))
+	}
+	return errs
 }
