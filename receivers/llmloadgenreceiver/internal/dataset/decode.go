@@ -15,14 +15,7 @@ import (
 func decode(format string, b []byte) (Record, string, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
-		var v any
-		if err := json.Unmarshal(b, &v); err != nil {
-			return Record{}, "", fmt.Errorf("invalid JSON: %w", err)
-		}
-		if format == FormatShareGPT {
-			return Record{}, "", fmt.Errorf("a conversation is a JSON object with conversations")
-		}
-		return Record{}, "", fmt.Errorf("a record is a JSON object with messages or prompt")
+		return Record{}, "", notObject(format, b)
 	}
 	if format == FormatShareGPT {
 		var r struct {
@@ -43,6 +36,19 @@ func decode(format string, b []byte) (Record, string, error) {
 		return slowPath(err, b, decodeJSONL)
 	}
 	return jsonlFields(r.Messages, r.Prompt, r.MaxTokens, r.OutputTokens)
+}
+
+// notObject says why a record that is not a JSON object is wrong: invalid
+// JSON, or JSON of another shape than the format's object.
+func notObject(format string, b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if format == FormatShareGPT {
+		return fmt.Errorf("a conversation is a JSON object with conversations")
+	}
+	return fmt.Errorf("a record is a JSON object with messages or prompt")
 }
 
 // slowPath reports a syntax error as such, and decodes a record whose

@@ -108,27 +108,40 @@ func (s *scanner) add(e entry, b []byte) error {
 		skip = SkipInvalid
 	}
 	if skip == "" {
-		switch {
-		case rec.InputTokens < s.cfg.MinInputTokens:
-			skip = SkipTooShort
-		case s.cfg.MaxInputTokens > 0 && rec.InputTokens > s.cfg.MaxInputTokens:
-			skip = SkipTooLong
-		}
+		skip = s.lengthSkip(rec.InputTokens)
 	}
 	if skip != "" {
 		s.ix.summary.Skipped[skip]++
 		return nil
 	}
+	s.offer(e)
+	return nil
+}
+
+// lengthSkip says why a record of in input tokens is outside the configured
+// bounds, or "" when it is within them.
+func (s *scanner) lengthSkip(in int) string {
+	switch {
+	case in < s.cfg.MinInputTokens:
+		return SkipTooShort
+	case s.cfg.MaxInputTokens > 0 && in > s.cfg.MaxInputTokens:
+		return SkipTooLong
+	}
+	return ""
+}
+
+// offer adds a usable record to the reservoir sample of max_records: kept
+// while there is room, then in place of a random earlier one.
+func (s *scanner) offer(e entry) {
 	s.usable++
 	if len(s.ix.entries) < s.cfg.MaxRecords {
 		s.ix.entries = append(s.ix.entries, e)
-		return nil
+		return
 	}
 	s.ix.summary.Skipped[SkipReservoir]++
 	if j := s.res.Int64N(s.usable); j < int64(s.cfg.MaxRecords) {
 		s.ix.entries[j] = e
 	}
-	return nil
 }
 
 // errAt names the file and line of a record's error (and its element

@@ -157,14 +157,23 @@ func (t *TraceReader) Next() (TraceRow, error) {
 			continue
 		}
 		t.rows++
-		window := at - t.cfg.Offset + time.Duration(t.pass)*t.cfg.Length
-		scaled := float64(window) / t.cfg.Speed
-		if scaled >= float64(math.MaxInt64) || window < 0 {
-			return TraceRow{}, fmt.Errorf("trace %s: line %d: %v into the replay at speed %v is beyond what a run can wait for", t.cfg.Path, row.Line, window, t.cfg.Speed)
+		if err := t.replayTime(&row, at); err != nil {
+			return TraceRow{}, err
 		}
-		row.At = time.Duration(scaled)
 		return row, nil
 	}
+}
+
+// replayTime sets when row, at at from the trace's start, is sent: its time
+// into the window over all passes so far, divided by the speed.
+func (t *TraceReader) replayTime(row *TraceRow, at time.Duration) error {
+	window := at - t.cfg.Offset + time.Duration(t.pass)*t.cfg.Length
+	scaled := float64(window) / t.cfg.Speed
+	if scaled >= float64(math.MaxInt64) || window < 0 {
+		return fmt.Errorf("trace %s: line %d: %v into the replay at speed %v is beyond what a run can wait for", t.cfg.Path, row.Line, window, t.cfg.Speed)
+	}
+	row.At = time.Duration(scaled)
+	return nil
 }
 
 // rewind starts the next pass of a looped window; a pass that found no
@@ -199,18 +208,7 @@ func (t *TraceReader) read() (TraceRow, error) {
 				}
 				continue
 			}
-			decode := t.decode
-			switch t.cfg.Format {
-			case TraceFormatAzure:
-				decode = t.decodeAzure
-			case TraceFormatBurstGPT:
-				decode = t.decodeBurstGPT
-			}
-			row, derr := decode(rec)
-			if derr != nil {
-				return TraceRow{}, fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, derr)
-			}
-			return row, nil
+			return t.decodeRecord(rec)
 		}
 		if err != nil {
 			if err != io.EOF {
@@ -221,32 +219,67 @@ func (t *TraceReader) read() (TraceRow, error) {
 	}
 }
 
-func (t *TraceReader) decode(b []byte) (TraceRow, error) {
-	var r struct {
-		Timestamp    *float64 `json:"timestamp"`
-		InputLength  *float64 `json:"input_length"`
-		OutputLength *float64 `json:"output_length"`
-		HashIDs      []int64  `json:"hash_ids"`
+// decodeRecord decodes one non-blank record in the trace's format, naming
+// the file and line of an error.
+func (t *TraceReader) decodeRecord(rec []byte) (TraceRow, error) {
+	var row TraceRow
+	var err error
+	switch t.cfg.Format {
+	case TraceFormatAzure:
+		row, err = t.decodeAzure(rec)
+	case TraceFormatBurstGPT:
+		row, err = t.decodeBurstGPT(rec)
+	default:
+		row, err = t.decode(rec)
 	}
+	if err != nil {
+		return TraceRow{}, fmt.Errorf("trace %s:%d: %w", t.cfg.Path, t.line, err)
+	}
+	return row, nil
+}
+
+// mooncakeLine is one line of a Mooncake trace as it is written.
+type mooncakeLine struct {
+	Timestamp    *float64 `json:"timestamp"`
+	InputLength  *float64 `json:"input_length"`
+	OutputLength *float64 `json:"output_length"`
+	HashIDs      []int64  `json:"hash_ids"`
+}
+
+// unmarshalMooncake parses a Mooncake line, naming a syntax error or the
+// field of the wrong type.
+func unmarshalMooncake(b []byte) (mooncakeLine, error) {
+	var r mooncakeLine
 	if err := json.Unmarshal(b, &r); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return TraceRow{}, fmt.Errorf("invalid JSON: %w", err)
+			return r, fmt.Errorf("invalid JSON: %w", err)
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return TraceRow{}, fmt.Errorf("%s: must be a number (hash_ids: a list of whole numbers), got %s", te.Field, te.Value)
+			return r, fmt.Errorf("%s: must be a number (hash_ids: a list of whole numbers), got %s", te.Field, te.Value)
 		}
-		return TraceRow{}, fmt.Errorf("a trace line is a JSON object: %w", err)
+		return r, fmt.Errorf("a trace line is a JSON object: %w", err)
 	}
-	whole := func(field string, v *float64, lo float64) (int64, error) {
-		if v == nil {
-			return 0, fmt.Errorf("%s: missing", field)
-		}
-		if *v < lo || *v != float64(int64(*v)) || *v > 1<<50 {
-			return 0, fmt.Errorf("%s: must be a whole number >= %v, got %v", field, lo, *v)
-		}
-		return int64(*v), nil
+	return r, nil
+}
+
+// whole is field's value v as a whole number of at least lo (and at most
+// 2^50); v is nil when the field is missing.
+func whole(field string, v *float64, lo float64) (int64, error) {
+	if v == nil {
+		return 0, fmt.Errorf("%s: missing", field)
+	}
+	if *v < lo || *v != float64(int64(*v)) || *v > 1<<50 {
+		return 0, fmt.Errorf("%s: must be a whole number >= %v, got %v", field, lo, *v)
+	}
+	return int64(*v), nil
+}
+
+func (t *TraceReader) decode(b []byte) (TraceRow, error) {
+	r, err := unmarshalMooncake(b)
+	if err != nil {
+		return TraceRow{}, err
 	}
 	ts, err := whole("timestamp", r.Timestamp, 0)
 	if err != nil {
