@@ -65,19 +65,31 @@ func (r *Runner) body(res *liveResult) ([]byte, int, error) {
 		return tr.body, tr.row.InputTokens, tr.err
 	}
 	if r.dataset == nil {
-		r.inMu.Lock()
-		want := r.inputs.Tokens(1)
-		pb := r.prompts
-		if r.shared != nil {
-			g := r.groupRand.IntN(len(r.shared.groups))
-			// The group's system prompt: shared.tokens under the estimate,
-			// its exact count under a tokenizer.
-			pb, res.PrefixGroup = r.shared.groups[g], g
-			res.CacheableTokens = pb.baseTokens()
-		}
-		r.inMu.Unlock()
-		return pb.build(res.Seq, want)
+		return r.syntheticBody(res)
 	}
+	return r.datasetBody(res)
+}
+
+// syntheticBody renders a synthetic prompt of a sampled length, on a shared
+// prefix group's system prompt when live.prompt.shared_prefix is set.
+func (r *Runner) syntheticBody(res *liveResult) ([]byte, int, error) {
+	r.inMu.Lock()
+	want := r.inputs.Tokens(1)
+	pb := r.prompts
+	if r.shared != nil {
+		g := r.groupRand.IntN(len(r.shared.groups))
+		// The group's system prompt: shared.tokens under the estimate,
+		// its exact count under a tokenizer.
+		pb, res.PrefixGroup = r.shared.groups[g], g
+		res.CacheableTokens = pb.baseTokens()
+	}
+	r.inMu.Unlock()
+	return pb.build(res.Seq, want)
+}
+
+// datasetBody renders the dataset's next record, with its output length (or
+// live.max_tokens) as max_tokens.
+func (r *Runner) datasetBody(res *liveResult) ([]byte, int, error) {
 	rec, err := r.dataset.Next()
 	if err != nil {
 		return nil, 0, err
@@ -143,15 +155,20 @@ func (r *Runner) runTrace(ctx context.Context, start time.Time) {
 		if !ok {
 			return
 		}
-		if !send {
-			continue
+		if send {
+			r.issueTraced(sched, tr)
 		}
-		r.inflight.Add(1)
-		go func() {
-			defer r.inflight.Done()
-			r.request(sched, 0, tr)
-		}()
 	}
+}
+
+// issueTraced sends trace row tr, scheduled at sched, on a goroutine of its
+// own.
+func (r *Runner) issueTraced(sched time.Time, tr *tracedRequest) {
+	r.inflight.Add(1)
+	go func() {
+		defer r.inflight.Done()
+		r.request(sched, 0, tr)
+	}()
 }
 
 // readTrace sends this shard's rows of the trace, bodies built, to ahead

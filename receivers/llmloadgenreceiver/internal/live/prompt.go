@@ -147,15 +147,20 @@ func (b *promptBuilder) build(seq int64, want int) ([]byte, int, error) {
 		out, err := b.marshal(string(prefix) + b.cfg.Prompt.User + b.filler[:pad])
 		return out, tokens, err
 	}
-	// The body around the user content was rendered once; the content's
-	// parts need no escaping (prefix, filler) or were escaped once (user).
+	return b.splice(prefix, pad), tokens, nil
+}
+
+// splice renders a body from the parts rendered once around the user
+// content: prefix and pad bytes of filler need no escaping, the user text
+// was escaped once.
+func (b *promptBuilder) splice(prefix []byte, pad int) []byte {
 	out := make([]byte, 0, len(b.head)+len(prefix)+len(b.escUser)+pad+len(b.tail))
 	out = append(out, b.head...)
 	out = append(out, prefix...)
 	out = append(out, b.escUser...)
 	out = append(out, b.filler[:pad]...)
 	out = append(out, b.tail...)
-	return out, tokens, nil
+	return out
 }
 
 // buildExact renders a body whose message contents are exactly want
