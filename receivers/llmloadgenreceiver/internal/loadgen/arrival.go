@@ -67,19 +67,27 @@ func (p Profile) Advance(t, w float64) float64 {
 			t = s.t1
 			continue
 		}
-		// Solve a·x + k·x²/2 = w for x in [0, span], in a form that stays
-		// stable when k is 0 or negative.
-		disc := a*a + 2*k*w
-		if disc < 0 {
-			disc = 0
+		if x, ok := rampOffset(a, k, w); ok {
+			return t + x
 		}
-		den := a + math.Sqrt(disc)
-		if den <= 0 {
-			return s.t1
-		}
-		return t + 2*w/den
+		return s.t1
 	}
 	return math.Inf(1)
+}
+
+// rampOffset solves a·x + k·x²/2 = w for x, the time a ramp starting at
+// rate a with slope k takes to cover work w, in a form that stays stable
+// when k is 0 or negative; false when it has no positive solution.
+func rampOffset(a, k, w float64) (float64, bool) {
+	disc := a*a + 2*k*w
+	if disc < 0 {
+		disc = 0
+	}
+	den := a + math.Sqrt(disc)
+	if den <= 0 {
+		return 0, false
+	}
+	return 2 * w / den, true
 }
 
 // OpenLoop draws the start times of an open-loop arrival process: the unit

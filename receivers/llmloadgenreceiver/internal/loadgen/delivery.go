@@ -45,27 +45,44 @@ func (d *Deliverer) Deliver(ctx, stop context.Context, signal string, items int,
 			d.Tel.emitted.Add(bg, int64(items), attrs)
 			return true, waited
 		}
-		switch {
-		case consumererror.IsPermanent(err):
-			return d.drop(signal, items, DropPermanent, err), waited
-		case stop.Err() != nil:
-			return d.drop(signal, items, DropShutdown, err), waited
-		case d.Retries > 0 && attempt > d.Retries:
-			return d.drop(signal, items, DropRetriesExhausted, err), waited
+		if reason := d.dropReason(stop, attempt, err); reason != "" {
+			return d.drop(signal, items, reason, err), waited
 		}
 		d.Tel.refused.Add(bg, int64(items), attrs)
 		d.Logger.Debug("llm_loadgen: the next consumer refused data; backing off",
 			zap.String("signal", signal), zap.Duration("backoff", backoff), zap.Error(err))
-		t := time.NewTimer(backoff)
-		select {
-		case <-stop.Done():
-			t.Stop()
+		if !waitBackoff(stop, backoff) {
 			return d.drop(signal, items, DropShutdown, err), waited
-		case <-t.C:
 		}
 		waited += backoff
 		d.Tel.backoff.Add(bg, backoff.Seconds())
 		backoff = min(2*backoff, d.Backpressure.MaxBackoff)
+	}
+}
+
+// dropReason says why a batch that attempt refused with err is dropped
+// rather than retried, or "" to retry it.
+func (d *Deliverer) dropReason(stop context.Context, attempt int, err error) string {
+	switch {
+	case consumererror.IsPermanent(err):
+		return DropPermanent
+	case stop.Err() != nil:
+		return DropShutdown
+	case d.Retries > 0 && attempt > d.Retries:
+		return DropRetriesExhausted
+	}
+	return ""
+}
+
+// waitBackoff waits for d; it returns false when stop is done first.
+func waitBackoff(stop context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	select {
+	case <-stop.Done():
+		t.Stop()
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

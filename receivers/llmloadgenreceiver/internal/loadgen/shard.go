@@ -246,6 +246,13 @@ func (s *ScheduleStats) AppendTo(md pmetric.Metrics, start, now time.Time) int {
 	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.appendLag(ms, start, now)
+	s.appendSkipped(ms, start, now)
+	return 2
+}
+
+// appendLag adds the schedule lag histogram; s.mu is held.
+func (s *ScheduleStats) appendLag(ms pmetric.MetricSlice, start, now time.Time) {
 	lag := ms.AppendEmpty()
 	lag.SetName(metricScheduleLag)
 	lag.SetUnit("s")
@@ -260,6 +267,10 @@ func (s *ScheduleStats) AppendTo(md pmetric.Metrics, start, now time.Time) int {
 		dp.RemoveMin()
 		dp.RemoveMax()
 	}
+}
+
+// appendSkipped adds the count of skipped arrivals; s.mu is held.
+func (s *ScheduleStats) appendSkipped(ms pmetric.MetricSlice, start, now time.Time) {
 	sk := ms.AppendEmpty()
 	sk.SetName(metricScheduleSkipped)
 	sk.SetUnit("{request}")
@@ -271,5 +282,4 @@ func (s *ScheduleStats) AppendTo(md pmetric.Metrics, start, now time.Time) int {
 	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	sp.SetTimestamp(pcommon.NewTimestampFromTime(now))
 	sp.SetIntValue(s.skipped)
-	return 2
 }
