@@ -142,16 +142,25 @@ func (h *hfCodec) readByteFallback(path string) error {
 	if !ok {
 		return fmt.Errorf("model.byte_fallback: the unknown token %q is not in the vocabulary", doc.Model.UnkToken)
 	}
+	ids, err := h.byteTokenIDs()
+	if err != nil {
+		return err
+	}
+	h.fallback, h.unk = ids, unk
+	return nil
+}
+
+// byteTokenIDs looks up the ids of the 256 byte tokens <0x00> to <0xFF>.
+func (h *hfCodec) byteTokenIDs() (*[256]int, error) {
 	var ids [256]int
 	for b := range ids {
 		id, ok := h.tk.TokenToId(fmt.Sprintf("<0x%02X>", b))
 		if !ok {
-			return fmt.Errorf("model.byte_fallback: the byte token <0x%02X> is not in the vocabulary", b)
+			return nil, fmt.Errorf("model.byte_fallback: the byte token <0x%02X> is not in the vocabulary", b)
 		}
 		ids[b] = id
 	}
-	h.fallback, h.unk = &ids, unk
-	return nil
+	return &ids, nil
 }
 
 func (h hfCodec) encode(s string) ([]int, error) {
@@ -165,20 +174,33 @@ func (h hfCodec) starts(s string) ([]int, []int, error) {
 		return nil, nil, err
 	}
 	ids := enc.Ids
-	offs := make([]int, len(enc.Offsets))
-	for k, off := range enc.Offsets {
+	offs := startOffsets(enc.Offsets)
+	if h.fallback == nil || !slices.Contains(ids, h.unk) {
+		return ids, offs, nil
+	}
+	outIDs, outOffs := h.expandUnknown(s, ids, enc.Offsets, offs)
+	return outIDs, outOffs, nil
+}
+
+// startOffsets is each token's start byte in the text, -1 for a token
+// without an offset.
+func startOffsets(offsets [][]int) []int {
+	offs := make([]int, len(offsets))
+	for k, off := range offsets {
 		offs[k] = -1
 		if len(off) == 2 {
 			offs[k] = off[0]
 		}
 	}
-	if h.fallback == nil || !slices.Contains(ids, h.unk) {
-		return ids, offs, nil
-	}
-	// Each unknown token's text, as bytes.
+	return offs
+}
+
+// expandUnknown replaces each unknown token of s by the byte tokens of its
+// text (byte fallback), with the start offsets to match.
+func (h hfCodec) expandUnknown(s string, ids []int, offsets [][]int, offs []int) ([]int, []int) {
 	outIDs, outOffs := make([]int, 0, len(ids)+8), make([]int, 0, len(ids)+8)
 	for k, id := range ids {
-		off := enc.Offsets[k]
+		off := offsets[k]
 		if id != h.unk || len(off) != 2 || off[0] < 0 || off[1] > len(s) || off[0] >= off[1] {
 			outIDs, outOffs = append(outIDs, id), append(outOffs, offs[k])
 			continue
@@ -191,7 +213,7 @@ func (h hfCodec) starts(s string) ([]int, []int, error) {
 			outIDs, outOffs = append(outIDs, h.fallback[s[i]]), append(outOffs, start)
 		}
 	}
-	return outIDs, outOffs, nil
+	return outIDs, outOffs
 }
 
 func (h hfCodec) decode(ids []int) string { return h.tk.Decode(ids, false) }
