@@ -183,6 +183,8 @@ func countPoints(m pmetric.Metric) int64 {
 	return 0
 }
 
+// consumeMetric routes one metric to the schedule, server or role readers
+// and counts each of its points in out by what became of it.
 func (s *state) consumeMetric(m pmetric.Metric, res pcommon.Map, out map[string]int64) {
 	if s.consumeScheduleMetric(m, res, out) || s.consumeServerMetric(m, out) {
 		return
@@ -196,35 +198,48 @@ func (s *state) consumeMetric(m pmetric.Metric, res pcommon.Map, out map[string]
 		return
 	}
 	switch m.Type() {
-	case pmetric.MetricTypeHistogram:
-		dps := m.Histogram().DataPoints()
-		s.histograms(role, m.Name(), res, m.Histogram().AggregationTemporality(), dps.Len(), func(i int) histPoint {
-			dp := dps.At(i)
-			return histPoint{dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()), explicitBuckets(dp), dp.Sum(), float64(dp.Count())}
-		}, out)
-	case pmetric.MetricTypeExponentialHistogram:
-		dps := m.ExponentialHistogram().DataPoints()
-		s.histograms(role, m.Name(), res, m.ExponentialHistogram().AggregationTemporality(), dps.Len(), func(i int) histPoint {
-			dp := dps.At(i)
-			return histPoint{dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()), exponentialBuckets(dp), dp.Sum(), float64(dp.Count())}
-		}, out)
+	case pmetric.MetricTypeHistogram, pmetric.MetricTypeExponentialHistogram:
+		s.consumeHistogramMetric(role, m, res, out)
 	case pmetric.MetricTypeSum:
-		sum := m.Sum()
-		if sum.AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
-			out[pointNoTemporality] += int64(sum.DataPoints().Len())
-			return
-		}
-		delta := sum.AggregationTemporality() == pmetric.AggregationTemporalityDelta
-		for i := 0; i < sum.DataPoints().Len(); i++ {
-			dp := sum.DataPoints().At(i)
-			out[s.numberPoint(role, m.Name(), res, dp, delta)]++
-		}
+		s.consumeSum(role, m, res, out)
 	case pmetric.MetricTypeGauge:
 		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
 			out[s.numberPoint(role, m.Name(), res, m.Gauge().DataPoints().At(i), false)]++
 		}
 	default:
 		out[pointWrongType] += countPoints(m)
+	}
+}
+
+// consumeHistogramMetric reads an explicit or exponential histogram's
+// points as buckets.
+func (s *state) consumeHistogramMetric(role string, m pmetric.Metric, res pcommon.Map, out map[string]int64) {
+	if m.Type() == pmetric.MetricTypeHistogram {
+		dps := m.Histogram().DataPoints()
+		s.histograms(role, m.Name(), res, m.Histogram().AggregationTemporality(), dps.Len(), func(i int) histPoint {
+			dp := dps.At(i)
+			return histPoint{dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()), explicitBuckets(dp), dp.Sum(), float64(dp.Count())}
+		}, out)
+		return
+	}
+	dps := m.ExponentialHistogram().DataPoints()
+	s.histograms(role, m.Name(), res, m.ExponentialHistogram().AggregationTemporality(), dps.Len(), func(i int) histPoint {
+		dp := dps.At(i)
+		return histPoint{dp.Attributes(), int64(dp.StartTimestamp()), int64(dp.Timestamp()), exponentialBuckets(dp), dp.Sum(), float64(dp.Count())}
+	}, out)
+}
+
+// consumeSum reads a sum's points, delta or cumulative; a sum without a
+// temporality cannot be read and its points are counted as such.
+func (s *state) consumeSum(role string, m pmetric.Metric, res pcommon.Map, out map[string]int64) {
+	sum := m.Sum()
+	if sum.AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
+		out[pointNoTemporality] += int64(sum.DataPoints().Len())
+		return
+	}
+	delta := sum.AggregationTemporality() == pmetric.AggregationTemporalityDelta
+	for i := 0; i < sum.DataPoints().Len(); i++ {
+		out[s.numberPoint(role, m.Name(), res, sum.DataPoints().At(i), delta)]++
 	}
 }
 

@@ -45,13 +45,7 @@ func (s *state) build(final bool) *Report {
 	total := s.addSpanRows(r)
 	totalRow := s.addMetricRows(r, total)
 	totalRow.Target, totalRow.Model, totalRow.Scenario = "all", "all", "all"
-	if total.requests > 0 && total.first < total.last {
-		st, en := time.Unix(0, total.first).UTC(), time.Unix(0, total.last).UTC()
-		r.Run.Start, r.Run.End = &st, &en
-		r.Run.DurationS = round(float64(total.last-total.first) / 1e9)
-	} else {
-		r.Run.DurationS = totalRow.DurationS
-	}
+	setRunSpan(r, total, &totalRow)
 	r.SpanLoss = s.spanLoss()
 	r.GPUs = s.gpuSummaries()
 	r.Timeline = s.timelineReport()
@@ -75,6 +69,18 @@ func (s *state) build(final bool) *Report {
 	s.addShards(r)
 	r.Summary = summarize(r)
 	return r
+}
+
+// setRunSpan sets the run's start, end and duration from the first and
+// last request, or the duration from the metrics when no span was seen.
+func setRunSpan(r *Report, total *group, totalRow *Row) {
+	if total.requests > 0 && total.first < total.last {
+		st, en := time.Unix(0, total.first).UTC(), time.Unix(0, total.last).UTC()
+		r.Run.Start, r.Run.End = &st, &en
+		r.Run.DurationS = round(float64(total.last-total.first) / 1e9)
+		return
+	}
+	r.Run.DurationS = totalRow.DurationS
 }
 
 // newReport is the report's header: what it is, how accurate, and its files.
@@ -417,12 +423,19 @@ func (s *state) spanLoss() *SpanLoss {
 		l.Ratio = round(ratio(dropped+refused, recv))
 		return l
 	}
+	return s.spanLossFromSummaries()
+}
+
+// spanLossFromSummaries is the span loss told by span_guard's summary
+// spans, for runs whose span_guard metrics did not reach the report; nil
+// when there were none either.
+func (s *state) spanLossFromSummaries() *SpanLoss {
 	if s.summaries == 0 {
 		return nil
 	}
 	// Summary spans only cover the traces span_guard changed: the spans that
 	// arrived here plus those removed stand for what span_guard received.
-	recv = float64(s.spansSeen + s.summaryDropped + s.summaryFolded)
+	recv := float64(s.spansSeen + s.summaryDropped + s.summaryFolded)
 	l := &SpanLoss{Source: "summary_spans", Received: int64(recv), Dropped: s.summaryDropped, ByReason: map[string]int64{}}
 	for k, v := range s.summaryDroppedBy {
 		l.ByReason[k] = v

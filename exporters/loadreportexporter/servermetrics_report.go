@@ -26,15 +26,7 @@ func (s *state) serverMetricsReport(r *Report, origin int64) *ServerMetrics {
 			out.Gauges = append(out.Gauges, g.summary(role, s.cfg.Saturation.Confidence))
 		}
 	}
-	for _, role := range servermetrics.CounterRoles {
-		if series, ok := ss.counters[role]; ok {
-			v := 0.0
-			for _, c := range series {
-				v += c.increase
-			}
-			out.Counters[role] = round(v)
-		}
-	}
+	ss.addCounterIncreases(out)
 	if q, ok := out.Counters[srvPrefixQueries]; ok && q > 0 {
 		out.PrefixCacheHitRate = ptr(out.Counters[srvPrefixHits] / q)
 	}
@@ -46,6 +38,20 @@ func (s *state) serverMetricsReport(r *Report, origin int64) *ServerMetrics {
 	}
 	out.Timeline = ss.timeline(origin)
 	return out
+}
+
+// addCounterIncreases sets each counter role's increase over the run,
+// summed over its series.
+func (ss *serverState) addCounterIncreases(out *ServerMetrics) {
+	for _, role := range servermetrics.CounterRoles {
+		if series, ok := ss.counters[role]; ok {
+			v := 0.0
+			for _, c := range series {
+				v += c.increase
+			}
+			out.Counters[role] = round(v)
+		}
+	}
 }
 
 func (g *gaugeSeries) summary(role string, confidence float64) GaugeSummary {

@@ -15,38 +15,61 @@ const steadyShare = 0.95
 // steadyState finds the window; nil when the spans carry no bound, and a
 // report without a window when in-flight requests never reached it.
 func (s *state) steadyState() *SteadyState {
-	tl := s.timeline
+	w := s.timeline.steadyWindow()
+	if w.peakCap == 0 {
+		return nil
+	}
+	out := &SteadyState{Cap: round(w.peakCap), Share: steadyShare, PeakInFlight: round(w.peakInFlight)}
+	if w.from < 0 {
+		out.Note = fmt.Sprintf("requests in flight never stayed at %.0f %% of the bound (peak %.3g of %.3g): no steady state", steadyShare*100, w.peakInFlight, w.peakCap)
+		return out
+	}
+	s.summarizeSteady(out, w)
+	return out
+}
+
+// steadyWindowOf is the longest steady stretch of a timeline, as point
+// indexes from..to (from < 0 when there is none), with the peak bound and
+// the peak requests in flight over the whole run.
+type steadyWindowOf struct {
+	from, to              int
+	peakCap, peakInFlight float64
+}
+
+// steadyWindow scans the timeline for the longest stretch in which
+// requests in flight stay at steadyShare of the bound or more.
+func (tl *timeline) steadyWindow() steadyWindowOf {
 	res := float64(tl.res) / 1e9
-	capNow, peakCap, peakInFlight := 0.0, 0.0, 0.0
-	bestFrom, bestTo, from := -1, -1, -1
+	w := steadyWindowOf{from: -1, to: -1}
+	capNow, from := 0.0, -1
 	for i, p := range tl.points {
 		if p.cap > 0 {
 			capNow = p.cap // the bound holds until a request says otherwise
 		}
-		peakCap = max(peakCap, capNow)
+		w.peakCap = max(w.peakCap, capNow)
 		inFlight := p.busy / res
-		peakInFlight = max(peakInFlight, inFlight)
+		w.peakInFlight = max(w.peakInFlight, inFlight)
 		if capNow > 0 && inFlight >= steadyShare*capNow {
 			if from < 0 {
 				from = i
 			}
-			if bestFrom < 0 || i-from > bestTo-bestFrom {
-				bestFrom, bestTo = from, i
+			if w.from < 0 || i-from > w.to-w.from {
+				w.from, w.to = from, i
 			}
 			continue
 		}
 		from = -1
 	}
-	if peakCap == 0 {
-		return nil
-	}
-	out := &SteadyState{Cap: round(peakCap), Share: steadyShare, PeakInFlight: round(peakInFlight)}
-	if bestFrom < 0 {
-		out.Note = fmt.Sprintf("requests in flight never stayed at %.0f %% of the bound (peak %.3g of %.3g): no steady state", steadyShare*100, peakInFlight, peakCap)
-		return out
-	}
+	return w
+}
+
+// summarizeSteady fills out's request count, bounds and latency
+// percentiles from the timeline points inside the window.
+func (s *state) summarizeSteady(out *SteadyState, w steadyWindowOf) {
+	tl := s.timeline
+	res := float64(tl.res) / 1e9
 	ttft, e2e := s.timelineSpec.newSketch(), s.timelineSpec.newSketch()
-	for _, p := range tl.points[bestFrom : bestTo+1] {
+	for _, p := range tl.points[w.from : w.to+1] {
 		out.Requests += p.started
 		if p.ttft != nil {
 			ttft.merge(p.ttft)
@@ -55,7 +78,6 @@ func (s *state) steadyState() *SteadyState {
 			e2e.merge(p.e2e)
 		}
 	}
-	out.StartS, out.EndS = ptr(float64(bestFrom)*res), ptr(float64(bestTo+1)*res)
+	out.StartS, out.EndS = ptr(float64(w.from)*res), ptr(float64(w.to+1)*res)
 	out.TTFT, out.E2E = latencyOf(ttft), latencyOf(e2e)
-	return out
 }
