@@ -29,34 +29,21 @@ func atLeast(v, level string) bool {
 
 // measure returns the SLO quantity of a row (nil when it cannot be measured).
 func measure(c SLOConfig, row *Row, loss *SpanLoss) *float64 {
-	lat := func(l *Latency) *float64 {
-		if l == nil || l.Count == 0 {
-			return nil
-		}
-		v := map[float64]float64{50: l.P50, 90: l.P90, 95: l.P95, 99: l.P99, 100: l.Max}[c.Percentile]
-		return &v
-	}
-	rate := func(v float64) *float64 {
-		if row.Requests == 0 {
-			return nil
-		}
-		return &v
-	}
 	switch c.Quantity {
 	case QuantityTTFT:
-		return lat(row.TTFT)
+		return percentileOf(row.TTFT, c.Percentile)
 	case QuantityITL:
-		return lat(row.ITL)
+		return percentileOf(row.ITL, c.Percentile)
 	case QuantityTPOT:
-		return lat(row.TPOT)
+		return percentileOf(row.TPOT, c.Percentile)
 	case QuantityE2E:
-		return lat(row.E2E)
+		return percentileOf(row.E2E, c.Percentile)
 	case QuantityErrorRate:
-		return rate(row.ErrorRate)
+		return perRequest(row, row.ErrorRate)
 	case QuantityCancelledRate:
-		return rate(row.CancelledRate)
+		return perRequest(row, row.CancelledRate)
 	case QuantityGoodputRatio:
-		return rate(row.GoodputRatio)
+		return perRequest(row, row.GoodputRatio)
 	case QuantitySpanLoss:
 		if loss == nil || loss.Received == 0 {
 			return nil
@@ -65,6 +52,24 @@ func measure(c SLOConfig, row *Row, loss *SpanLoss) *float64 {
 		return &v
 	}
 	return nil
+}
+
+// percentileOf is percentile p (50, 90, 95, 99 or 100 for the maximum) of
+// a latency; nil when nothing was measured.
+func percentileOf(l *Latency, p float64) *float64 {
+	if l == nil || l.Count == 0 {
+		return nil
+	}
+	v := map[float64]float64{50: l.P50, 90: l.P90, 95: l.P95, 99: l.P99, 100: l.Max}[p]
+	return &v
+}
+
+// perRequest is a share of the row's requests; nil when it had none.
+func perRequest(row *Row, v float64) *float64 {
+	if row.Requests == 0 {
+		return nil
+	}
+	return &v
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -277,29 +277,47 @@ func (s *session) discover(lib nvml.Interface) ([]*gpu, error) {
 			continue
 		}
 		visible = append(visible, uuid)
-		idx := strconv.Itoa(i)
-		if len(want) > 0 {
-			_, byUUID := want[uuid]
-			_, byIndex := want[idx]
-			if !byUUID && !byIndex {
-				continue
-			}
-			want[uuid], want[idx] = true, true
+		if selectDevice(want, uuid, strconv.Itoa(i)) {
+			gpus = append(gpus, newGPU(dev, i, uuid))
 		}
-		gpus = append(gpus, newGPU(dev, i, uuid))
 	}
-	if len(gpus) == 0 {
+	if err := s.checkDiscovered(len(gpus), count, want, visible); err != nil {
+		return nil, err
+	}
+	return gpus, nil
+}
+
+// selectDevice reports whether the GPU with this UUID and index is one
+// the configuration asks for (every GPU when devices is empty), and marks
+// the entries that named it as found.
+func selectDevice(want map[string]bool, uuid, idx string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	_, byUUID := want[uuid]
+	_, byIndex := want[idx]
+	if !byUUID && !byIndex {
+		return false
+	}
+	want[uuid], want[idx] = true, true
+	return true
+}
+
+// checkDiscovered fails when no GPU was selected, and warns for each
+// configured device that is not visible.
+func (s *session) checkDiscovered(selected, count int, want map[string]bool, visible []string) error {
+	if selected == 0 {
 		if len(want) > 0 {
-			return nil, fmt.Errorf("nvidia_gpu: none of devices %v is visible (visible: %v): %w", s.cfg.Devices, visible, errNoDevice)
+			return fmt.Errorf("nvidia_gpu: none of devices %v is visible (visible: %v): %w", s.cfg.Devices, visible, errNoDevice)
 		}
-		return nil, fmt.Errorf("nvidia_gpu: NVML reports %d GPUs: %w", count, errNoDevice)
+		return fmt.Errorf("nvidia_gpu: NVML reports %d GPUs: %w", count, errNoDevice)
 	}
 	for _, d := range s.cfg.Devices {
 		if !want[strings.TrimSpace(d)] {
 			s.logger.Warn("nvidia_gpu: configured device not found", zap.String("device", d), zap.Strings("visible", visible))
 		}
 	}
-	return gpus, nil
+	return nil
 }
 
 // device is the handle and the UUID of the GPU at index i; ok is false, the
