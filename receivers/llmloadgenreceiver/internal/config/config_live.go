@@ -122,8 +122,9 @@ type LiveSessionConfig struct {
 // LivePromptConfig builds the request messages: a system prompt, few-shot
 // turns, then a user message padded to a sampled length.
 type LivePromptConfig struct {
-	// Tokenizer, with its path set, is the model's tokenizer.json: the
-	// synthetic prompts (and session turns) are then built to exact token
+	// Tokenizer, with its path set, is the model's tokenizer.json or its
+	// SentencePiece tokenizer.model (or, with encoding, a tiktoken
+	// encoding): the synthetic prompts (and session turns) are then built to exact token
 	// counts of their message contents instead of the estimate.
 	Tokenizer tokenize.Config `mapstructure:"tokenizer"`
 	System    string          `mapstructure:"system"`

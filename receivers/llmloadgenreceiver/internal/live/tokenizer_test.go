@@ -14,13 +14,16 @@ import (
 
 var gpt2Tokenizer = tokenize.Config{Path: filepath.Join("..", "tokenize", "testdata", "gpt2", "tokenizer.json")}
 
-// TestPromptsExactUnderTokenizer: with the real GPT-2 tokenizer.json and
-// with OpenAI's o200k_base, the messages' contents of every synthetic body
+// TestPromptsExactUnderTokenizer: with the real GPT-2 tokenizer.json, with
+// Gemma 2's SentencePiece tokenizer.model and with OpenAI's o200k_base, the
+// messages' contents of every synthetic body
 // come to exactly the sampled length, for many lengths; the count the
 // builder reports is that length.
 func TestPromptsExactUnderTokenizer(t *testing.T) {
 	for name, tc := range map[string]tokenize.Config{
-		"gpt2/tokenizer.json": gpt2Tokenizer, "tiktoken/o200k_base": {Encoding: "o200k_base"},
+		"gpt2/tokenizer.json":    gpt2Tokenizer,
+		"gemma2/tokenizer.model": {Path: filepath.Join("..", "tokenize", "testdata", "gemma2", "tokenizer.model")},
+		"tiktoken/o200k_base":    {Encoding: "o200k_base"},
 	} {
 		t.Run(name, func(t *testing.T) { checkPromptsExact(t, tc, name) })
 	}

@@ -7,11 +7,17 @@ import (
 )
 
 // BenchmarkFit is the cost of one exact 1,000-token prompt under the real
-// GPT-2 tokenizer.json:
+// GPT-2 tokenizer.json and Gemma 2's SentencePiece tokenizer.model:
 //
 //	go test -run '^$' -bench Fit ./receivers/llmloadgenreceiver/internal/tokenize/
 func BenchmarkFit(b *testing.B) {
-	tk, err := Open(Config{Path: "testdata/gpt2/tokenizer.json"})
+	for name, path := range map[string]string{"gpt2_json": "testdata/gpt2/tokenizer.json", "gemma2_model": "testdata/gemma2/tokenizer.model"} {
+		b.Run(name, func(b *testing.B) { benchmarkFit(b, path) })
+	}
+}
+
+func benchmarkFit(b *testing.B, path string) {
+	tk, err := Open(Config{Path: path})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,10 +1,7 @@
 package tokenize
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
-	"path/filepath"
+		"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,18 +18,8 @@ import (
 func TestSentencePieceTokenizerJSON(t *testing.T) {
 	tk, err := Open(Config{Path: filepath.Join("testdata", "llama2", "tokenizer.json")})
 	require.NoError(t, err)
-	f, err := os.Open(filepath.Join("testdata", "llama2", "reference.jsonl"))
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	lines, differ, tokens, countOff := 0, 0, 0, 0
-	for sc.Scan() {
-		var ref struct {
-			Text string `json:"text"`
-			IDs  []int  `json:"ids"`
-		}
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &ref))
+	for _, ref := range readReference(t, filepath.Join("testdata", "llama2", "reference.jsonl")) {
 		lines++
 		tokens += len(ref.IDs)
 		ids, err := tk.Encode(ref.Text)
@@ -48,7 +35,6 @@ func TestSentencePieceTokenizerJSON(t *testing.T) {
 		}
 		assert.Equal(t, ref.Text, tk.Decode(ids), "decoding gives the text back")
 	}
-	require.NoError(t, sc.Err())
 	t.Logf("%d lines, %d tokens, %d with different ids, token counts off by %d in all", lines, tokens, differ, countOff)
 	require.Greater(t, lines, 300)
 	assert.LessOrEqual(t, differ, lines/15)
@@ -67,12 +53,18 @@ func TestSentencePieceTokenizerJSON(t *testing.T) {
 func TestFitExactUnderSentencePiece(t *testing.T) {
 	tk, err := Open(Config{Path: filepath.Join("testdata", "llama2", "tokenizer.json")})
 	require.NoError(t, err)
+	checkFitExact(t, tk, 11)
+}
+
+// checkFitExact fits a head that needs byte fallback under some tokenizers
+// to many counts and checks each text's count, returning the filler.
+func checkFitExact(t *testing.T, tk *Tokenizer, step int) *Filler {
 	f, err := NewFiller(tk, strings.Repeat(" The quarterly report lists revenue by region, the staffing plan, open risks.", 40))
 	require.NoError(t, err)
 	head := "[run abc request 7]\tSummarize the following notes in three sentences."
 	headN, err := tk.Count(head)
 	require.NoError(t, err)
-	for n := headN; n < headN+300; n += 11 {
+	for n := headN; n < headN+300; n += step {
 		text, got, err := f.Fit(head, n)
 		require.NoError(t, err, "n %d", n)
 		assert.Equal(t, n, got)
@@ -81,4 +73,5 @@ func TestFitExactUnderSentencePiece(t *testing.T) {
 		assert.Equal(t, n, check, "the text has the count Fit reports")
 		assert.True(t, strings.HasPrefix(text, head))
 	}
+	return f
 }

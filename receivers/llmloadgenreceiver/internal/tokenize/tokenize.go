@@ -1,5 +1,6 @@
 // Package tokenize counts and cuts text in a model's own tokens, from the
-// model's Hugging Face tokenizer.json or one of OpenAI's tiktoken encodings
+// model's Hugging Face tokenizer.json, its SentencePiece tokenizer.model,
+// or one of OpenAI's tiktoken encodings
 // (embedded, no download), so that live prompts can be built to exact token
 // counts instead of the four-bytes-a-token estimate.
 package tokenize // import "github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/tokenize"
@@ -25,7 +26,9 @@ import (
 // Config names the tokenizer.
 type Config struct {
 	// Path is a Hugging Face tokenizer.json (BPE, WordPiece or Unigram
-	// models); empty: no tokenizer, token counts are estimates.
+	// models) or a SentencePiece BPE model file (tokenizer.model: Gemma,
+	// Llama 2, Mistral), told apart by content; empty: no tokenizer, token
+	// counts are estimates.
 	Path string `mapstructure:"path"`
 	// Encoding is one of OpenAI's tiktoken encodings (Encodings), for
 	// OpenAI's models and servers that count with them; instead of Path.
@@ -88,6 +91,18 @@ func Open(c Config) (*Tokenizer, error) {
 	if c.Path == "" {
 		return nil, nil
 	}
+	name := filepath.Base(filepath.Dir(c.Path)) + "/" + filepath.Base(c.Path)
+	data, err := os.ReadFile(c.Path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	if !looksLikeJSON(data) {
+		sp, err := openSentencePiece(c.Path, data)
+		if err != nil {
+			return nil, err
+		}
+		return &Tokenizer{name: name, c: sp}, nil
+	}
 	tk, err := pretrained.FromFile(c.Path)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", c.Path, err)
@@ -96,7 +111,14 @@ func Open(c Config) (*Tokenizer, error) {
 	if err := h.readByteFallback(c.Path); err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", c.Path, err)
 	}
-	return &Tokenizer{name: filepath.Base(filepath.Dir(c.Path)) + "/" + filepath.Base(c.Path), c: h}, nil
+	return &Tokenizer{name: name, c: h}, nil
+}
+
+// looksLikeJSON tells a tokenizer.json (an object) from a SentencePiece
+// model (a protobuf message, whose first byte is a field tag).
+func looksLikeJSON(data []byte) bool {
+	t := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n\ufeff")
+	return strings.HasPrefix(t, "{")
 }
 
 var useOfflineRanks sync.Once
