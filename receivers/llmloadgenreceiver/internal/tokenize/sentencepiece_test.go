@@ -1,7 +1,7 @@
 package tokenize
 
 import (
-		"path/filepath"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
