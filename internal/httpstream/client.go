@@ -55,6 +55,40 @@ type Request struct {
 	Header []Header
 	Body   []byte
 	Trace  *Trace
+	// Held, when set, is the connection the request is written on first
+	// (see Hold); Post owns it from then on.
+	Held *Held
+}
+
+// A Held connection was taken ahead of its request by Hold, so that the
+// request, when its time comes, is written without waiting for a dial.
+type Held struct {
+	cn     *conn
+	reused bool
+}
+
+// Hold takes an idle connection, or dials a new one, for a later Post with
+// Request.Held set; t's ConnectStart and ConnectDone are called here,
+// GotConn is called by that Post. A Held that is not posted goes back with
+// Unhold.
+func (c *Client) Hold(ctx context.Context, t *Trace) (*Held, error) {
+	var hooks *Trace
+	if t != nil {
+		hooks = &Trace{ConnectStart: t.ConnectStart, ConnectDone: t.ConnectDone}
+	}
+	cn, reused, err := c.getConn(ctx, hooks, false)
+	if err != nil {
+		return nil, ctxErr(ctx, err)
+	}
+	return &Held{cn: cn, reused: reused}, nil
+}
+
+// Unhold gives back a connection taken by Hold and not posted.
+func (c *Client) Unhold(h *Held) {
+	if h != nil && h.cn != nil {
+		c.release(h.cn, true)
+		h.cn = nil
+	}
 }
 
 // Client sends POST requests to one origin over HTTP/1.1 and keeps idle
@@ -131,13 +165,17 @@ func New(rawURL string, o Options) (*Client, error) {
 // done the error also wraps context.Cause(ctx).
 func (c *Client) Post(ctx context.Context, r *Request) (*Response, error) {
 	if err := checkHeader(r.Header); err != nil {
+		c.Unhold(r.Held)
 		return nil, err
 	}
 	if ctx.Err() != nil {
+		c.Unhold(r.Held)
 		return nil, fmt.Errorf("httpstream: %w", context.Cause(ctx))
 	}
+	held := r.Held
 	for attempt := 0; ; attempt++ {
-		cn, reused, err := c.getConn(ctx, r.Trace, attempt > 0)
+		cn, reused, err := c.takeConn(ctx, r.Trace, held, attempt > 0)
+		held = nil
 		if err != nil {
 			return nil, ctxErr(ctx, err)
 		}
@@ -258,6 +296,19 @@ func (c *Client) writeRequest(cn *conn, r *Request) error {
 		headPool.Put(bp)
 	}
 	return err
+}
+
+// takeConn is the held connection when there is one, else getConn's.
+func (c *Client) takeConn(ctx context.Context, t *Trace, h *Held, fresh bool) (*conn, bool, error) {
+	if h == nil || h.cn == nil {
+		return c.getConn(ctx, t, fresh)
+	}
+	cn := h.cn
+	h.cn = nil
+	if t != nil && t.GotConn != nil {
+		t.GotConn(h.reused)
+	}
+	return cn, h.reused, nil
 }
 
 // getConn pops an idle connection or dials a new one.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -201,14 +202,21 @@ func TestRequestWireFormat(t *testing.T) {
 	contains(t, err, `invalid value for header "X"`)
 }
 
-func TestStaleIdleConnectionRetried(t *testing.T) {
+// okServer is a loopback server that answers every request "ok", and a
+// client for it; both are closed when the test ends.
+func okServer(t *testing.T) (*httptest.Server, *Client) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	cl, err := New(srv.URL, Options{})
 	require.NoError(t, err)
-	defer cl.CloseIdle()
+	t.Cleanup(cl.CloseIdle)
+	return srv, cl
+}
+
+func TestStaleIdleConnectionRetried(t *testing.T) {
+	srv, cl := okServer(t)
 	resp := post(t, cl, context.Background(), nil)
 	readAll(t, resp.Body)
 	require.NoError(t, resp.Body.Close())
@@ -514,3 +522,53 @@ func TestNew(t *testing.T) {
 }
 
 var _ = errors.Is
+
+// A connection held ahead is dialled by Hold and written on by Post, which
+// then reports it; one not posted goes back to the idle stack; a held idle
+// connection the server closed is retried on a new one, as an idle one is.
+func TestHeldConnection(t *testing.T) {
+	srv, cl := okServer(t)
+	var events []string
+	tr := &Trace{
+		ConnectStart: func() { events = append(events, "connect") },
+		GotConn:      func(r bool) { events = append(events, fmt.Sprint("got reused=", r)) },
+		WroteRequest: func() { events = append(events, "wrote") },
+	}
+	h, err := cl.Hold(context.Background(), tr)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"connect"}, events, "the dial happens at Hold")
+	resp, err := cl.Post(context.Background(), &Request{Body: []byte("{}"), Trace: tr, Held: h})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", string(readAll(t, resp.Body)))
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, []string{"connect", "got reused=false", "wrote"}, events)
+	require.Len(t, cl.idle, 1)
+
+	h, err = cl.Hold(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Empty(t, cl.idle, "the idle connection is held")
+	cl.Unhold(h)
+	assert.Len(t, cl.idle, 1, "and given back")
+
+	h, err = cl.Hold(context.Background(), nil)
+	require.NoError(t, err)
+	srv.CloseClientConnections() // the server drops the held connection
+	time.Sleep(10 * time.Millisecond)
+	events = nil
+	resp, err = cl.Post(context.Background(), &Request{Body: []byte("{}"), Trace: tr, Held: h})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", string(readAll(t, resp.Body)))
+	require.NoError(t, resp.Body.Close())
+	// The write on the dropped connection may succeed or fail; either way
+	// the request goes out again on a new one.
+	events = slices.DeleteFunc(events, func(e string) bool { return e == "wrote" })
+	assert.Equal(t, []string{"got reused=true", "connect", "got reused=false"}, events)
+
+	h, err = cl.Hold(context.Background(), nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = cl.Post(ctx, &Request{Held: h})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Len(t, cl.idle, 1, "a held connection a refused Post did not use goes back")
+}

@@ -81,7 +81,8 @@ type plan struct {
 	faultAfter int // content chunks before a mid-stream fault
 	// wordOffset is the answer's first word (0 but for session turns).
 	wordOffset int
-	cached     int // prompt tokens the prefix cache served
+	cached     int   // prompt tokens the prefix cache served
+	cacheSeq   int64 // the prefix cache lookup's order
 }
 
 var words = []string{" the", " model", " streams", " tokens", " over", " server", "-sent", " events", " while", " the",
@@ -192,7 +193,7 @@ func (s *Server) planCompletion(w http.ResponseWriter, r *http.Request, q *compl
 		s.faultsByKind[fault].Add(1)
 		span.SetAttributes(attribute.String("mockllm.fault", fault))
 	}
-	rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL, rec.CachedTokens = p.tokens, p.ttft, p.itl, p.cached
+	rec.PlannedTokens, rec.PlannedTTFT, rec.PlannedITL, rec.CachedTokens, rec.CacheSeq = p.tokens, p.ttft, p.itl, p.cached, p.cacheSeq
 	if q.User != "" {
 		rec.Session = q.User
 		rec.SessionTurn, rec.HistoryChecked, rec.HistoryOK = s.sessions.begin(q.User, q)
@@ -286,7 +287,8 @@ func requestedMax(q *completionRequest) int {
 
 // plan applies the latency model and the request's overrides.
 func (s *Server) plan(r *http.Request, q *completionRequest, rng *rand.Rand, promptTokens int) (plan, error) {
-	p := plan{jitter: s.cfg.Jitter, finish: "stop", cached: s.cachedTokens(q, promptTokens)}
+	p := plan{jitter: s.cfg.Jitter, finish: "stop"}
+	p.cached, p.cacheSeq = s.cachedTokens(q, promptTokens)
 	p.ttft = jitter(rng, s.cfg.TTFT+time.Duration(promptTokens-p.cached)*s.cfg.PrefillPerToken, s.cfg.Jitter)
 	p.itl = s.cfg.ITL
 	if v, ok, err := headerInt(r, HeaderTTFT); err != nil {

@@ -24,9 +24,10 @@ type prefixCache struct {
 	capacity   int
 	seed       maphash.Seed
 
-	mu     sync.Mutex
-	blocks map[uint64]*list.Element
-	lru    *list.List // of uint64, most recent at the front
+	mu      sync.Mutex
+	blocks  map[uint64]*list.Element
+	lru     *list.List // of uint64, most recent at the front
+	lookups int64
 }
 
 func newPrefixCache(blockTokens, capacity int) *prefixCache {
@@ -38,8 +39,10 @@ func newPrefixCache(blockTokens, capacity int) *prefixCache {
 }
 
 // lookup returns how many leading full blocks of text were cached, and
-// caches every full block of it.
-func (c *prefixCache) lookup(text []byte) int {
+// caches every full block of it; seq is the lookup's place in the cache's
+// order (1 for the first), which concurrent requests need not follow in
+// the order they arrived.
+func (c *prefixCache) lookup(text []byte) (hits int, seq int64) {
 	n := len(text) / c.blockBytes
 	hashes := make([]uint64, n)
 	var prev [8]byte
@@ -53,7 +56,8 @@ func (c *prefixCache) lookup(text []byte) int {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	hits := 0
+	c.lookups++
+	seq = c.lookups
 	for hits < n {
 		if _, ok := c.blocks[hashes[hits]]; !ok {
 			break
@@ -74,7 +78,7 @@ func (c *prefixCache) lookup(text []byte) int {
 			delete(c.blocks, old)
 		}
 	}
-	return hits
+	return hits, seq
 }
 
 // promptText is the text the prefix cache hashes.
@@ -97,14 +101,14 @@ func appendText(b []byte, raw json.RawMessage) []byte {
 }
 
 // cachedTokens looks the request's prompt up in the prefix cache (0 when
-// the cache is off) and counts the hit.
-func (s *Server) cachedTokens(q *completionRequest, promptTokens int) int {
+// the cache is off) and counts the hit; seq is the lookup's order.
+func (s *Server) cachedTokens(q *completionRequest, promptTokens int) (cached int, seq int64) {
 	if s.prefix == nil {
-		return 0
+		return 0, 0
 	}
-	hits := s.prefix.lookup(q.promptText())
-	cached := min(hits*s.cfg.PrefixCacheBlockTokens, promptTokens)
+	hits, seq := s.prefix.lookup(q.promptText())
+	cached = min(hits*s.cfg.PrefixCacheBlockTokens, promptTokens)
 	s.prefixQueries.Add(int64(promptTokens))
 	s.prefixHits.Add(int64(cached))
-	return cached
+	return cached, seq
 }

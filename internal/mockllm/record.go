@@ -24,6 +24,10 @@ type Record struct {
 	// CachedTokens are the prompt's leading tokens the prefix cache served
 	// (Config.PrefixCacheBlockTokens), which took no prefill time.
 	CachedTokens int
+	// CacheSeq is the request's place in the prefix cache's order of
+	// lookups (1 for the first; 0 with the cache off): requests that arrive
+	// together may look it up in another order than Received's.
+	CacheSeq int64
 	// PlannedTokens is the completion length the latency model chose;
 	// SentTokens is how many were written before the response ended.
 	PlannedTokens int

@@ -50,6 +50,7 @@ type Runner struct {
 	dataset      *dataset.Index       // nil without live.dataset
 	workloadLine string               // the prompt source (dataset, trace, shared prefixes), for the console
 	trace        *dataset.TraceReader // nil without live.trace
+	armLead      time.Duration        // how early a trace row is armed (traceArmLead)
 	shared       *sharedPrefixes      // nil without live.prompt.shared_prefix
 	groupRand    *rand.Rand           // draws each request's group (under inMu)
 	inMu         sync.Mutex
@@ -121,7 +122,7 @@ func New(l *loadgen.Run) (*Runner, error) {
 		runID:   strconv.FormatUint(seed, 36) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		version: l.Settings.BuildInfo.Version,
 		plan:    plan, sched: loadgen.NewScheduleStats(), requests: plan.Share(l.Config.Requests),
-		console: os.Stdout,
+		console: os.Stdout, armLead: traceArmLead,
 	}
 	if plan.Identified() {
 		r.runID = plan.RunID + "-" + strconv.Itoa(plan.Index)

@@ -39,7 +39,12 @@ func (p *pacer) close() {
 
 // wait returns at sched; false when ctx ended first.
 func (p *pacer) wait(ctx context.Context, sched time.Time) bool {
-	for d := time.Until(sched) - p.spin; d > 0; d = time.Until(sched) - p.spin {
+	return p.waitSpin(ctx, sched, p.spin)
+}
+
+// waitSpin is wait with the last spin of it spent spinning.
+func (p *pacer) waitSpin(ctx context.Context, sched time.Time, spin time.Duration) bool {
+	for d := time.Until(sched) - spin; d > 0; d = time.Until(sched) - spin {
 		if p.tf == nil {
 			p.timer.Reset(d)
 			select {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
+	"github.com/otelcol-llm/otelcol-llm/internal/httpstream"
 	"github.com/otelcol-llm/otelcol-llm/internal/sse"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/config"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/loadgen"
@@ -98,6 +99,7 @@ type liveResult struct {
 	MaxTokens  int
 	DatasetRow int64
 	traced     *tracedRequest // the trace row replayed, or nil
+	held       *httpstream.Held
 	// PrefixGroup and CacheableTokens: the shared-prefix group the request
 	// drew and its shared tokens (0 without live.prompt.shared_prefix).
 	PrefixGroup     int
@@ -413,27 +415,44 @@ func (r *Runner) request(sched time.Time, rate float64, traced *tracedRequest) {
 // send runs one request, a session's turn when st is set, and returns its
 // result once handed to the output loop (which only reads it).
 func (r *Runner) send(sched time.Time, rate float64, traced *tracedRequest, st *sessionTurn) *liveResult {
+	res, ok := r.queue(sched, rate, traced, st)
+	if ok {
+		r.dispatch(res)
+	}
+	return res
+}
+
+// queue makes the request's result and takes its concurrency slot; false
+// (the result finished) when the run ended while it waited for one.
+func (r *Runner) queue(sched time.Time, rate float64, traced *tracedRequest, st *sessionTurn) (*liveResult, bool) {
 	r.progress.sent.Add(1)
 	res := &liveResult{Seq: r.seq.Add(1), Scheduled: sched, TargetRate: rate, Cap: r.concurrencyCap.Load(), traced: traced, session: st}
 	if st != nil {
 		res.SessionID, res.SessionTurn = st.id, st.turn
 	}
 	r.drawIDs(res)
-	ctx := context.Background()
 	if !r.acquire(res) {
 		r.finish(res)
-		return res
+		return res, false
 	}
+	return res, true
+}
+
+// dispatch sends a queued request, its slot taken, and finishes it.
+func (r *Runner) dispatch(res *liveResult) {
+	ctx := context.Background()
+	sched := res.Scheduled
 	res.Dispatched = time.Now()
 	r.tel.Live.QueueTime.Record(ctx, res.Dispatched.Sub(sched).Seconds())
 	body, tokens, err := r.body(res)
 	res.PromptTokens, res.InputTokens = tokens, tokens
 	if err != nil {
+		r.client.unhold(res)
 		r.release()
 		res.End = time.Now()
 		res.fail(errTypeInvalidResponse, err)
 		r.finish(res)
-		return res
+		return
 	}
 	r.tel.Live.InFlight.Add(ctx, 1)
 	r.client.do(r.reqCtx, body, res)
@@ -443,7 +462,6 @@ func (r *Runner) send(sched time.Time, rate float64, traced *tracedRequest, st *
 		res.InputTokens = tokens
 	}
 	r.finish(res)
-	return res
 }
 
 // drawIDs gives res a random trace id and span id (never all-zero).

@@ -18,9 +18,9 @@ import (
 func (r *Runner) schedule(ctx context.Context, start time.Time) {
 	r.concurrencyCap.Store(int64(r.lc.MaxConcurrency))
 	switch {
-	case !r.plan.WaitStart(ctx):
-	case r.trace != nil:
+	case r.trace != nil: // waits for start_at itself, its first rows built
 		r.runTrace(ctx, start)
+	case !r.plan.WaitStart(ctx):
 	case r.lc.Sweep.StepDuration > 0:
 		r.runSweep(ctx)
 	case r.cfg.Arrival.Type == config.ArrivalConcurrency:
@@ -95,10 +95,7 @@ func (r *Runner) issue(ctx context.Context, sched time.Time, rate float64) {
 // scheduler merely woke up late for is sent late, its lag recorded.
 func (r *Runner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time) (send, ok bool) {
 	if sched.Before(begin) {
-		late := time.Since(sched).Seconds()
-		r.sched.Skip(late)
-		r.tel.Live.Lag.Record(context.Background(), late)
-		r.tel.Live.NotSent.Add(context.Background(), 1, loadgen.ReasonAttrs(loadgen.ReasonLateStart))
+		r.skipLate(sched)
 		return false, true
 	}
 	if !pc.wait(ctx, sched) {
@@ -108,6 +105,15 @@ func (r *Runner) waitFor(ctx context.Context, pc *pacer, sched, begin time.Time)
 	r.tel.Live.Lag.Record(context.Background(), lag)
 	r.sched.Record(lag)
 	return true, true
+}
+
+// skipLate counts an arrival due before the run was ready (a late shard's
+// past): not sent, its lateness recorded.
+func (r *Runner) skipLate(sched time.Time) {
+	late := time.Since(sched).Seconds()
+	r.sched.Skip(late)
+	r.tel.Live.Lag.Record(context.Background(), late)
+	r.tel.Live.NotSent.Add(context.Background(), 1, loadgen.ReasonAttrs(loadgen.ReasonLateStart))
 }
 
 // timerfdSlice bounds one timerfd sleep, so that a cancelled run is seen

@@ -1,6 +1,8 @@
 package live
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"io"
 	"path/filepath"
@@ -12,9 +14,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 	"github.com/otelcol-llm/otelcol-llm/internal/mockllm"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/dataset"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/loadgen"
+	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/metadata"
 )
 
 // TestLiveTraceReplay replays a window of the real Mooncake conversation
@@ -125,7 +133,9 @@ func TestLiveTracePrefixHits(t *testing.T) {
 	}
 	recs := mock.Records()
 	require.Len(t, recs, len(rows))
-	slices.SortFunc(recs, func(a, b mockllm.Record) int { return a.Received.Compare(b.Received) })
+	// In the order the mock's cache saw them: rows of one timestamp are sent
+	// together and may reach it in another order than they arrived.
+	slices.SortFunc(recs, func(a, b mockllm.Record) int { return cmp.Compare(a.CacheSeq, b.CacheSeq) })
 
 	cached := map[string]bool{} // chains of hash ids cached so far
 	total, shared := 0, 0
@@ -159,7 +169,7 @@ func TestLiveTracePrefixHits(t *testing.T) {
 }
 
 // readTraceRows reads every row of the trace window.
-func readTraceRows(t *testing.T, c dataset.TraceConfig) []dataset.TraceRow {
+func readTraceRows(t testing.TB, c dataset.TraceConfig) []dataset.TraceRow {
 	t.Helper()
 	tr, err := dataset.OpenTrace(c)
 	require.NoError(t, err)
@@ -188,4 +198,36 @@ func TestLiveTraceConfigConflicts(t *testing.T) {
 	for _, want := range []string{"live.trace.speed: must be > 0", "live.trace: a trace brings its own prompts; remove live.dataset", "live.trace: a trace sets the send times; remove live.sweep"} {
 		assert.Contains(t, err.Error(), want)
 	}
+}
+
+// Rows armed ahead of their time (here up to an hour ahead) and the run ending
+// before that time: each is finished as cancelled, unsent, its slot and
+// connection given back; the request bound stops the arming.
+func TestLiveTraceArmedRowsCancelled(t *testing.T) {
+	mock := startMock(t, nil)
+	cfg := liveConfig(mock.URL(), 5, 1)
+	cfg.Live.MaxConcurrency = 64
+	cfg.Live.Trace = dataset.TraceConfig{
+		Path:   filepath.Join("..", "dataset", "testdata", "real", "mooncake-synthetic-first400.jsonl"),
+		Format: dataset.TraceFormatMooncake, Speed: 1, Offset: 30 * time.Second, Length: 40 * time.Second, BlockTokens: 512,
+	}
+	cfg.StartAt = time.Now().Add(time.Minute).UTC().Format(time.RFC3339Nano)
+	require.NoError(t, cfg.Validate())
+	run := &liveRun{traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink)}
+	r, err := New(&loadgen.Run{Config: cfg, Settings: receivertest.NewNopSettings(metadata.Type), Traces: run.traces, Metrics: run.metrics})
+	require.NoError(t, err)
+	r.armLead = time.Hour // the schedule starts in a minute: every row is armable now
+	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+	run.r = r
+	require.Eventually(t, func() bool { return len(r.sem) == 5 }, 30*time.Second, 5*time.Millisecond,
+		"the request bound's five rows armed, each with its slot")
+	run.stop(t)
+	spans := run.spans(t, 5)
+	assert.Len(t, spans, 5, "the request bound stopped the arming")
+	for _, sp := range spans {
+		assert.Equal(t, errTypeCancelled, attrStr(sp, genai.AttrErrorType))
+		assert.Equal(t, "the replay ended before the row's time", attrStr(sp, attrLiveErrorDetail))
+	}
+	assert.Empty(t, mock.Records(), "nothing was sent")
+	assert.Empty(t, r.sem, "every slot given back")
 }

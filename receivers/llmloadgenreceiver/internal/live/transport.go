@@ -80,7 +80,9 @@ func (c *liveClient) doRaw(rctx, runCtx context.Context, body []byte, res *liveR
 		WroteRequest:         func() { res.WroteReq = time.Now() },
 		GotFirstResponseByte: func() { res.FirstByte = time.Now() },
 	}
-	resp, err := c.raw.client.Post(rctx, &httpstream.Request{Header: h, Body: body, Trace: trace})
+	held := res.held
+	res.held = nil
+	resp, err := c.raw.client.Post(rctx, &httpstream.Request{Header: h, Body: body, Trace: trace, Held: held})
 	if err != nil {
 		res.End = time.Now()
 		res.fail(classifyErr(rctx, runCtx, err), err)
@@ -88,6 +90,33 @@ func (c *liveClient) doRaw(rctx, runCtx context.Context, body []byte, res *liveR
 	}
 	defer resp.Body.Close()
 	c.readResponse(rctx, runCtx, response{status: resp.StatusCode, header: resp.Header, body: resp.Body}, res, pt)
+}
+
+// hold takes res's connection ahead of its send (raw transport only): an
+// idle one, or a new one dialled now. A dial that fails is left to the
+// send, which dials again and reports the error; the dial here is bounded
+// by live.timeouts.connect too.
+func (c *liveClient) hold(ctx context.Context, res *liveResult) {
+	if c.raw == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeouts.Connect)
+	defer cancel()
+	h, err := c.raw.client.Hold(ctx, &httpstream.Trace{
+		ConnectStart: func() { res.Net.set(netConnStart) },
+		ConnectDone:  func(error) { res.Net.set(netConnDone) },
+	})
+	if err == nil {
+		res.held = h
+	}
+}
+
+// unhold gives back res's held connection when it is not sent.
+func (c *liveClient) unhold(res *liveResult) {
+	if c.raw != nil && res.held != nil {
+		c.raw.client.Unhold(res.held)
+		res.held = nil
+	}
 }
 
 // closeIdle closes the idle connections of the transport in use.
