@@ -48,6 +48,9 @@ var (
 	// kubectl logs --timestamps, docker logs -t, log exports (CloudWatch,
 	// Loki): an RFC 3339 time and white space before the line.
 	kubeTimePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))[ \t](.*\S.*)$`)
+	// rsyslog's high-precision file format (RSYSLOG_FileFormat, RFC 5424's
+	// time): "2026-07-28T20:08:39.809061-04:00 host tag[pid]: ".
+	isoSyslogPattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) ([\w.-]+) ([\w./@-]+)\[(\d+)\]:(?: (.*))?$`)
 	// A log viewer's column ("2025-05-30 09:55:22.281 | ").
 	// Docker Desktop's column has no bar ("2025-03-05 08:58:54 "); a time
 	// with milliseconds and no bar is Python logging's own record instead.
@@ -163,6 +166,11 @@ type peeler struct {
 }
 
 var peelers = []peeler{
+	{quick: rfc3339At(0), re: isoSyslogPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrWrapperTime], attrs[attrHostName], attrs[attrProcessName] = m[1], m[2], m[3]
+		putInt(attrs, attrProcessPID, m[4])
+		return m[5], true
+	}},
 	{quick: rfc3339At(0), re: kubeTimePattern, apply: applyExportTime},
 	{quick: func(l string) bool { return len(l) > 22 && l[0] == '[' && rfc3339At(1)(l) }, re: ciTimePattern,
 		apply: func(m []string, attrs map[string]any) (string, bool) {

@@ -33,6 +33,8 @@ func TestUnwrap(t *testing.T) {
 		{"docker compose v1", "vllm_openai_1 | " + vllm, vllm, map[string]any{attrContainerName: "vllm_openai_1"}},
 		{"journald", "May 12 06:47:18 gpu-node-3 ollama[1234]: time=2024-05-12T06:47:18.123+08:00 level=INFO msg=x", "time=2024-05-12T06:47:18.123+08:00 level=INFO msg=x",
 			map[string]any{attrHostName: "gpu-node-3", attrProcessName: "ollama", attrProcessPID: int64(1234)}},
+		{"rsyslog high-precision time", "2026-07-28T20:08:39.809061-04:00 t0 llama-server[1686919]: [42751] 107.53.131.684 I srv  x", "107.53.131.684 I srv  x",
+			map[string]any{attrWrapperTime: "2026-07-28T20:08:39.809061-04:00", attrHostName: "t0", attrProcessName: "llama-server", attrProcessPID: int64(42751)}},
 		{"syslog day padded, no pid", "May  2 06:47:18 host vllm: " + vllm, vllm, map[string]any{attrHostName: "host", attrProcessName: "vllm"}},
 		{"syslog repeat", "message repeated 3 times: [ " + vllm + "]", vllm, map[string]any{attrRepeated: int64(3)}},
 		{"vllm process prefix", "(EngineCore_DP0 pid=3120) " + vllm, vllm, map[string]any{attrProcessTitle: "EngineCore_DP0", attrProcessPID: int64(3120)}},
