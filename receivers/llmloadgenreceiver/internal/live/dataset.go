@@ -228,7 +228,7 @@ func (r *Runner) arm(ctx context.Context, pc *pacer, sched, begin time.Time, tr 
 	if !pc.wait(ctx, sched.Add(-r.armLead)) {
 		return false, false
 	}
-	g := (*traceGate)(nil)
+	var g *traceGate
 	if n := len(*gates); n > 0 && (*gates)[n-1].at.Equal(sched) {
 		g = (*gates)[n-1]
 	} else {

@@ -408,8 +408,8 @@ func apiErrorMessage(body []byte) string {
 // request runs one request scheduled at sched, when the schedule offered
 // rate requests per second (0 in a closed loop), and hands its result to the
 // output loop.
-func (r *Runner) request(sched time.Time, rate float64, traced *tracedRequest) {
-	r.send(sched, rate, traced, nil)
+func (r *Runner) request(sched time.Time, rate float64) {
+	r.send(sched, rate, nil, nil)
 }
 
 // send runs one request, a session's turn when st is set, and returns its

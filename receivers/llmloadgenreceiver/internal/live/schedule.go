@@ -85,7 +85,7 @@ func (r *Runner) issue(ctx context.Context, sched time.Time, rate float64) {
 			r.runSession(ctx, sched, rate)
 			return
 		}
-		r.request(sched, rate, nil)
+		r.request(sched, rate)
 	}()
 }
 
@@ -188,7 +188,7 @@ func (r *Runner) user(ctx context.Context, id int, target *atomic.Int64, seed ui
 		if r.lc.Session.Turns > 0 {
 			r.runSession(ctx, time.Now(), 0)
 		} else {
-			r.request(time.Now(), 0, nil)
+			r.request(time.Now(), 0)
 		}
 		r.inflight.Done()
 		if think > 0 {

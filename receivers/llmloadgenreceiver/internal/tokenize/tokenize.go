@@ -108,7 +108,7 @@ func Open(c Config) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer %s: %w", c.Path, err)
 	}
 	h := hfCodec{tk: tk}
-	if err := h.readByteFallback(c.Path); err != nil {
+	if err := h.readByteFallback(data); err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", c.Path, err)
 	}
 	return &Tokenizer{name: name, c: h}, nil
@@ -142,12 +142,8 @@ type hfCodec struct {
 }
 
 // readByteFallback reads model.byte_fallback and model.unk_token from the
-// tokenizer.json at path and, when set, the ids of the byte tokens.
-func (h *hfCodec) readByteFallback(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
+// tokenizer.json's data and, when set, the ids of the byte tokens.
+func (h *hfCodec) readByteFallback(data []byte) error {
 	var doc struct {
 		Model struct {
 			ByteFallback bool   `json:"byte_fallback"`
