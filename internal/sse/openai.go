@@ -92,7 +92,7 @@ func (c *Chunk) ContentLen() (n int, toolCalls bool) {
 				n += len(*d.Content)
 			}
 			n += d.reasoningLen()
-			if len(d.ToolCalls) > 0 && !bytes.Equal(d.ToolCalls, []byte("null")) {
+			if hasToolCalls(d.ToolCalls) {
 				toolCalls = true
 			}
 		}
@@ -121,6 +121,20 @@ func (d *Delta) reasoningLen() int {
 		n += len(*d.Reasoning)
 	}
 	return n
+}
+
+// hasToolCalls reports whether a delta's tool_calls value carries a call:
+// it is not null and not an empty array (vLLM sends "tool_calls":[] on
+// chunks that carry no call).
+func hasToolCalls(raw []byte) bool {
+	v := bytes.TrimSpace(raw)
+	if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+		return false
+	}
+	if len(v) >= 2 && v[0] == '[' && v[len(v)-1] == ']' && len(bytes.TrimSpace(v[1:len(v)-1])) == 0 {
+		return false
+	}
+	return true
 }
 
 // FinishReason returns the first non-empty finish_reason of the chunk's choices.

@@ -299,8 +299,10 @@ func scanDelta(d []byte, i int, s *ChunkSummary) (int, bool) {
 				i += 4
 				break
 			}
-			s.Content, s.Answer = true, true
-			i, ok = jsonscan.Value(d, i)
+			start := i
+			if i, ok = jsonscan.Value(d, i); ok && hasToolCalls(d[start:i]) {
+				s.Content, s.Answer = true, true
+			}
 		default:
 			if foldsTo(key, deltaNames) {
 				return i, false

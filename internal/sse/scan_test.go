@@ -22,6 +22,8 @@ var chunkSamples = []string{
 	`{"choices":[{"index":0,"delta":{"reasoning_content":"think"},"finish_reason":null}]}`,
 	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":null}]}`,
 	`{"choices":[{"index":0,"delta":{"tool_calls":null,"content":null},"finish_reason":null}]}`,
+	`{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"","tool_calls":[]}}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[ ]}}]}`,
 	`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":""},"finish_reason":"stop"}]}`,
 	`{"choices":[null,{"index":1,"finish_reason":"length"}]}`,
 	`  {"choices" : [ { "index" : -0 , "delta" : { "content" : "x" } } ] , "created" : 12345678901234567 }  ` + "\n",
@@ -220,4 +222,28 @@ func TestScanRealReasoningChunks(t *testing.T) {
 	assert.True(t, s.Answer)
 	require.NoError(t, ScanChunk([]byte(`{"choices":[{"index":0,"delta":{"content":"","reasoning":"x","tool_calls":[{"index":0}]}}]}`), &s))
 	assert.True(t, s.Answer, "a tool call is an answer")
+}
+
+// vLLM sends "tool_calls":[] on chunks without a call: an empty array is
+// no content, on the fast path and the decoder alike; a call with empty
+// arguments (the first chunk of a call) is.
+func TestEmptyToolCallsAreNotContent(t *testing.T) {
+	for _, c := range []struct {
+		data    string
+		content bool
+	}{
+		{`{"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[]}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"tool_calls":[ ]}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"tool_calls":null}}]}`, false},
+		{`{"choices":[{"index":0,"delta":{"content":"Hmm","tool_calls":[]}}]}`, true},
+		{`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":""}}]}}]}`, true},
+	} {
+		var s ChunkSummary
+		require.NoError(t, ScanChunk([]byte(c.data), &s))
+		assert.Equal(t, c.content, s.Content, c.data)
+		var ch Chunk
+		require.NoError(t, DecodeChunk([]byte(c.data), &ch))
+		n, tools := ch.ContentLen()
+		assert.Equal(t, c.content, n > 0 || tools, c.data)
+	}
 }

@@ -118,12 +118,15 @@ func (c *liveClient) takeChunk(data []byte, at time.Time, chunk *sse.ChunkSummar
 		res.fail(errTypeMalformed, err)
 		return
 	}
+	prevOut, hadUsage := res.OutputTokens, res.UsageSeen
 	if chunk.Error != nil {
+		// An error event may carry the usage of what was generated before
+		// it (OpenRouter's does).
+		takeUsage(chunk, order, res)
 		res.fail(errTypeStreamError, fmt.Errorf("error event: %s", chunk.Error.Message))
 		return
 	}
 	takeIdentity(chunk, res)
-	prevOut, hadUsage := res.OutputTokens, res.UsageSeen
 	takeUsage(chunk, order, res)
 	if chunk.Choices == 0 {
 		return
