@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-llm/otelcol-llm/internal/genai"
 )
@@ -40,26 +42,58 @@ func replayServer(t *testing.T, body string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// TestLiveRealStreams replays real servers' streams (testdata/real/streams,
-// sources in SOURCES.md) and checks what live mode makes of them.
-func TestLiveRealStreams(t *testing.T) {
-	want := map[string]struct {
-		chunks     int64
-		responseID string
-		model      string
-	}{
-		// Azure's first chunk: empty choices, id and model (prompt filter
-		// results); the id appears with the second.
-		"azure-openai-gpt-4o-2025-06-quarkiverse.sse": {3, "chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j", "gpt-4o-2024-08-06"},
+// realStream is one row of testdata/real/streams/expect.tsv: what a real
+// stream carries, counted from its events apart from the client, and the
+// outcome a run must report ("-": none).
+type realStream struct {
+	file                               string
+	chunks, reasoning, output, input   int64
+	finish, responseID, model, errType string
+}
+
+func readRealStreams(t *testing.T) []realStream {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "real", "streams", "expect.tsv"))
+	require.NoError(t, err)
+	var out []realStream
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		require.Len(t, f, 9, line)
+		n := make([]int64, 4)
+		for i := range n {
+			if f[i+1] == "-" {
+				n[i] = -1
+				continue
+			}
+			n[i], err = strconv.ParseInt(f[i+1], 10, 64)
+			require.NoError(t, err, line)
+		}
+		out = append(out, realStream{f[0], n[0], n[1], n[2], n[3], dash(f[5]), dash(f[6]), dash(f[7]), dash(f[8])})
 	}
+	return out
+}
+
+func dash(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
+}
+
+// TestLiveRealStreams replays real servers' and APIs' streams
+// (testdata/real/streams, sources in SOURCES.md) on both transports and
+// checks what live mode makes of each against expect.tsv.
+func TestLiveRealStreams(t *testing.T) {
+	want := readRealStreams(t)
 	files, err := filepath.Glob(filepath.Join("testdata", "real", "streams", "*.sse"))
 	require.NoError(t, err)
 	require.Len(t, files, len(want), "every stream has its expectation")
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			w, ok := want[filepath.Base(f)]
-			require.True(t, ok)
-			body, err := os.ReadFile(f)
+	for _, w := range want {
+		t.Run(w.file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("testdata", "real", "streams", w.file))
 			require.NoError(t, err)
 			url := replayServer(t, string(body))
 			for _, tr := range transports {
@@ -69,16 +103,35 @@ func TestLiveRealStreams(t *testing.T) {
 				run := startLive(t, cfg)
 				spans := run.spans(t, 1)
 				run.stop(t)
-				sp := spans[0]
-				require.Empty(t, attrStr(sp, genai.AttrErrorType), attrStr(sp, attrLiveErrorDetail))
-				a := sp.Attributes().AsRaw()
-				assert.Equal(t, w.chunks, a[attrLiveChunks], tr)
-				assert.Equal(t, w.chunks, a[genai.AttrUsageOutputTokens], "no usage: one token per content chunk")
-				assert.Equal(t, w.responseID, a[attrResponseID])
-				assert.Equal(t, w.model, a[genai.AttrResponseModel])
-				assert.Positive(t, attrF(sp, attrLiveTTFT))
+				checkRealStream(t, w, tr, spans[0])
 			}
 		})
+	}
+}
+
+func checkRealStream(t *testing.T, w realStream, tr string, sp ptrace.Span) {
+	t.Helper()
+	a := sp.Attributes().AsRaw()
+	assert.Equal(t, w.errType, attrStr(sp, genai.AttrErrorType), "%s: %s", tr, attrStr(sp, attrLiveErrorDetail))
+	assert.Equal(t, w.chunks, a[attrLiveChunks], tr)
+	if w.reasoning > 0 {
+		assert.Equal(t, w.reasoning, a[attrLiveReasoning], tr)
+	} else {
+		assert.NotContains(t, a, attrLiveReasoning, tr)
+	}
+	assert.Equal(t, w.output, a[genai.AttrUsageOutputTokens], "%s: usage when the stream had it, else one token per content chunk", tr)
+	if w.input >= 0 {
+		assert.Equal(t, w.input, a[genai.AttrUsageInputTokens], tr)
+	}
+	assert.Equal(t, w.responseID, attrStr(sp, attrResponseID), tr)
+	assert.Equal(t, w.model, attrStr(sp, genai.AttrResponseModel), tr)
+	if w.finish != "" {
+		assert.Equal(t, []any{w.finish}, a[genai.AttrFinishReasons], tr)
+	}
+	if w.chunks > 0 {
+		assert.Positive(t, attrF(sp, attrLiveTTFT), tr)
+	} else {
+		assert.NotContains(t, a, attrLiveTTFT, "%s: no content, no TTFT", tr)
 	}
 }
 
