@@ -213,3 +213,20 @@ func TestConfigValidate(t *testing.T) {
 	}
 	assert.NoError(t, (&Config{}).Validate("live.dataset"), "no path, no dataset")
 }
+
+// TestRealShareGPTV3 reads an entry of ShareGPT_V3_unfiltered_cleaned_split
+// (the file vLLM's and the other benchmarks' sharegpt datasets name): the
+// first human turn is the prompt, its answer's length the output target,
+// and the two later human turns wait for a multi-turn session.
+func TestRealShareGPTV3(t *testing.T) {
+	ix, err := Open(cfgFor(filepath.Join("testdata", "real", "ShareGPT_V3_dsOTKpn_0.json"), FormatShareGPT), 1)
+	require.NoError(t, err)
+	defer ix.Close()
+	recs := all(t, ix)
+	require.Len(t, recs, 1)
+	assert.Equal(t, []Message{{Role: "user", Content: "Why does `dir` command in DOS see the \"<.<\" argument as \"\\*.\\*\"?"}}, recs[0].Messages)
+	assert.Equal(t, 225, recs[0].OutputTokens, "898 bytes of answer")
+	require.Len(t, recs[0].Turns, 2)
+	assert.Equal(t, (655+3)/4, recs[0].Turns[0].OutputTokens)
+	assert.Equal(t, (736+3)/4, recs[0].Turns[1].OutputTokens)
+}

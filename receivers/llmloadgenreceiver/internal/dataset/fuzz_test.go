@@ -71,11 +71,13 @@ func FuzzTrace(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(azure[:600])
-	burst, err := os.ReadFile(filepath.Join("testdata", "real", "BurstGPT_1.head.csv"))
-	if err != nil {
-		f.Fatal(err)
+	for _, name := range []string{"BurstGPT_1.head.csv", "BurstGPT_3.head.csv", "AzureLMMInferenceTrace_multimodal.head5-tail5.csv", "AzureLLMInferenceTrace_code_1week.head5-tail5.csv"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "real", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
 	}
-	f.Add(burst)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "trace")
 		if err := os.WriteFile(p, data, 0o600); err != nil {

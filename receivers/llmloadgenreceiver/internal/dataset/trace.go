@@ -18,13 +18,19 @@ import (
 // Trace formats.
 const (
 	// TraceFormatMooncake is the Mooncake trace format: one JSON object per
-	// line with timestamp (ms from the trace's start), input_length and
+	// line with timestamp (ms; the replay's time 0 is the first line's, as
+	// for the other formats, so an excerpt cut from the middle of a trace
+	// starts at once), input_length and
 	// output_length (tokens) and hash_ids (one id per block of the prompt;
 	// equal ids at the same position are a shared prefix).
 	TraceFormatMooncake = "mooncake"
-	// TraceFormatAzure is the Azure LLM inference trace format: CSV with the
-	// header TIMESTAMP,ContextTokens,GeneratedTokens and a date-time per row
-	// ("2023-11-16 18:15:46.6805900"); no prefix information.
+	// TraceFormatAzure is the Azure LLM inference trace format: CSV with a
+	// header naming TIMESTAMP, ContextTokens and GeneratedTokens (the
+	// multimodal trace of 2025 adds NumImages; columns are found by name)
+	// and a date-time per row, spelled as each release does:
+	// "2023-11-16 18:15:46.6805900" (2023), "2024-05-10 00:00:00.009930+00:00"
+	// (2024, the fraction absent on a whole second), "2024-10-15T12:00:00.269Z"
+	// (2025). No prefix information.
 	TraceFormatAzure = "azure"
 	// TraceFormatBurstGPT is the BurstGPT trace format: CSV with the header
 	// Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
@@ -34,15 +40,23 @@ const (
 	TraceFormatBurstGPT = "burstgpt"
 )
 
-// burstGPTColumns are the BurstGPT columns a replay needs.
-var burstGPTColumns = []string{"Timestamp", "Request tokens", "Response tokens"}
-
-// azureHeader is the Azure trace's header line; azureTime its timestamps'
-// layout.
-const (
-	azureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens"
-	azureTime   = "2006-01-02 15:04:05.999999999"
+// The columns a replay needs, by format: the time, the prompt's and the
+// output's tokens.
+var (
+	burstGPTColumns = []string{"Timestamp", "Request tokens", "Response tokens"}
+	azureColumns    = []string{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}
 )
+
+// azureHeader is the Azure trace's header line of 2023 and 2024;
+// azureTimes the layouts of its timestamps (a layout's ".999999999" also
+// takes a time without a fraction).
+const azureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens"
+
+var azureTimes = []string{"2006-01-02 15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", time.RFC3339Nano}
+
+// utf8BOM is the byte-order mark a spreadsheet tool may write at the start
+// of a CSV file.
+var utf8BOM = []byte("\uFEFF")
 
 // TraceConfig selects a request trace to replay.
 type TraceConfig struct {
@@ -53,7 +67,7 @@ type TraceConfig struct {
 	// Speed divides the trace's time: 2 replays it twice as fast.
 	Speed float64 `mapstructure:"speed"`
 	// Offset skips the trace's first part; Length (0: to the end) bounds
-	// the window replayed, both in trace time.
+	// the window replayed, both in trace time from the first row.
 	Offset time.Duration `mapstructure:"offset"`
 	Length time.Duration `mapstructure:"length"`
 	// Loop replays the window again when it ends, until the run's duration
@@ -107,14 +121,17 @@ type TraceReader struct {
 	f     *os.File
 	r     *bufio.Reader
 	line  int64
-	last  time.Duration // previous row's time from the trace's start, to check the order
+	last  time.Duration // previous row's time from the first row, to check the order
 	first time.Time     // the first row's date-time (azure)
-	cols  []int         // burstGPTColumns' positions (burstgpt)
-	ncols int           // the header's fields (burstgpt)
-	base  time.Duration // the first row's time (burstgpt: seconds from a midnight)
-	based bool
-	pass  int   // loops done
-	rows  int64 // rows returned in this pass
+	cols  []int         // the format's columns' positions (azure, burstgpt)
+	ncols int           // the header's fields (azure, burstgpt)
+	// layout is the azureTimes layout the previous row parsed with, tried
+	// first.
+	layout int
+	base   time.Duration // the first row's time (mooncake, burstgpt)
+	based  bool
+	pass   int   // loops done
+	rows   int64 // rows returned in this pass
 }
 
 // OpenTrace opens a trace file for replay.
@@ -143,7 +160,7 @@ func (t *TraceReader) Next() (TraceRow, error) {
 		if err != nil {
 			return TraceRow{}, err
 		}
-		at := t.last // the row's time from the trace's start
+		at := t.last // the row's time from the first row
 		if at < t.cfg.Offset {
 			continue
 		}
@@ -164,7 +181,7 @@ func (t *TraceReader) Next() (TraceRow, error) {
 	}
 }
 
-// replayTime sets when row, at at from the trace's start, is sent: its time
+// replayTime sets when row, at at from the first row, is sent: its time
 // into the window over all passes so far, divided by the speed.
 func (t *TraceReader) replayTime(row *TraceRow, at time.Duration) error {
 	window := at - t.cfg.Offset + time.Duration(t.pass)*t.cfg.Length
@@ -200,6 +217,9 @@ func (t *TraceReader) read() (TraceRow, error) {
 		}
 		if len(b) > maxRecordBytes {
 			return TraceRow{}, fmt.Errorf("trace %s:%d: the line is longer than %d MiB", t.cfg.Path, t.line, maxRecordBytes>>20)
+		}
+		if t.line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
 		}
 		if rec := bytes.TrimSpace(b); len(rec) > 0 {
 			if t.line == 1 && t.cfg.Format != TraceFormatMooncake {
@@ -285,7 +305,11 @@ func (t *TraceReader) decode(b []byte) (TraceRow, error) {
 	if err != nil {
 		return TraceRow{}, err
 	}
-	if err := t.inOrder("timestamp", time.Duration(ts)*time.Millisecond); err != nil {
+	at := time.Duration(ts) * time.Millisecond
+	if !t.based {
+		t.base, t.based = at, true
+	}
+	if err := t.inOrder("timestamp", at-t.base); err != nil {
 		return TraceRow{}, err
 	}
 	in, err := whole("input_length", r.InputLength, 1)
@@ -305,16 +329,15 @@ func (t *TraceReader) decode(b []byte) (TraceRow, error) {
 	return TraceRow{Line: t.line, InputTokens: int(in), OutputTokens: int(out), HashIDs: r.HashIDs}, nil
 }
 
-// decodeAzure reads one row of an Azure trace: TIMESTAMP,ContextTokens,
-// GeneratedTokens.
+// decodeAzure reads one row of an Azure trace by its header's columns.
 func (t *TraceReader) decodeAzure(b []byte) (TraceRow, error) {
 	f := strings.Split(string(b), ",")
-	if len(f) != 3 {
-		return TraceRow{}, fmt.Errorf("a row has 3 fields (%s), got %d", azureHeader, len(f))
+	if len(f) != t.ncols {
+		return TraceRow{}, fmt.Errorf("a row has the header's %d fields, got %d", t.ncols, len(f))
 	}
-	ts, err := time.Parse(azureTime, f[0])
+	ts, err := t.azureTime(strings.TrimSpace(f[t.cols[0]]))
 	if err != nil {
-		return TraceRow{}, fmt.Errorf("TIMESTAMP: %q is not a date-time like 2023-11-16 18:15:46.6805900", f[0])
+		return TraceRow{}, err
 	}
 	if t.first.IsZero() {
 		t.first = ts
@@ -323,10 +346,10 @@ func (t *TraceReader) decodeAzure(b []byte) (TraceRow, error) {
 		return TraceRow{}, err
 	}
 	var n [2]int64
-	for i, name := range []string{"ContextTokens", "GeneratedTokens"} {
-		v, err := strconv.ParseInt(strings.TrimSpace(f[i+1]), 10, 64)
+	for i, col := range t.cols[1:] {
+		v, err := strconv.ParseInt(strings.TrimSpace(f[col]), 10, 64)
 		if err != nil || v < 0 {
-			return TraceRow{}, fmt.Errorf("%s: must be a whole number >= 0, got %q", name, f[i+1])
+			return TraceRow{}, fmt.Errorf("%s: must be a whole number >= 0, got %q", azureColumns[i+1], f[col])
 		}
 		n[i] = v
 	}
@@ -338,21 +361,34 @@ func (t *TraceReader) decodeAzure(b []byte) (TraceRow, error) {
 	return TraceRow{Line: t.line, InputTokens: int(max(n[0], 1)), OutputTokens: int(max(n[1], 1))}, nil
 }
 
-// header checks a CSV trace's header line and, for BurstGPT, finds its
-// columns.
-func (t *TraceReader) header(rec []byte) error {
-	if t.cfg.Format == TraceFormatAzure {
-		if string(rec) != azureHeader {
-			return fmt.Errorf("an Azure trace starts with the header %s, got %q", azureHeader, clip(rec))
+// azureTime parses a TIMESTAMP in any of the releases' spellings; one
+// without a zone is UTC.
+func (t *TraceReader) azureTime(s string) (time.Time, error) {
+	for i := range azureTimes {
+		l := (t.layout + i) % len(azureTimes)
+		if ts, err := time.Parse(azureTimes[l], s); err == nil {
+			t.layout = l
+			return ts, nil
 		}
-		return nil
+	}
+	return time.Time{}, fmt.Errorf("TIMESTAMP: %q is not a date-time like 2023-11-16 18:15:46.6805900, 2024-05-10 00:00:00.009930+00:00 or 2024-10-15T12:00:00.269Z", s)
+}
+
+// header checks a CSV trace's header line and finds the format's columns.
+func (t *TraceReader) header(rec []byte) error {
+	want, format := burstGPTColumns, "a BurstGPT"
+	if t.cfg.Format == TraceFormatAzure {
+		want, format = azureColumns, "an Azure"
 	}
 	names := strings.Split(string(rec), ",")
-	t.cols, t.ncols = make([]int, len(burstGPTColumns)), len(names)
-	for i, want := range burstGPTColumns {
-		t.cols[i] = slices.Index(names, want)
+	t.cols, t.ncols = make([]int, len(want)), len(names)
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	for i, col := range want {
+		t.cols[i] = slices.Index(names, col)
 		if t.cols[i] < 0 {
-			return fmt.Errorf("a BurstGPT trace's header names the columns %s; %q is missing from %q", strings.Join(burstGPTColumns, ", "), want, clip(rec))
+			return fmt.Errorf("%s trace's header names the columns %s; %q is missing from %q", format, strings.Join(want, ", "), col, clip(rec))
 		}
 	}
 	return nil
@@ -405,7 +441,7 @@ func (t *TraceReader) inOrder(field string, at time.Duration) error {
 		return fmt.Errorf("%s: %v from the first line; a trace spans at most 100 years", field, at)
 	}
 	if at < t.last {
-		return fmt.Errorf("%s: %v after the start is before the previous line's %v; a trace is in time order", field, at, t.last)
+		return fmt.Errorf("%s: %v from the first line is before the previous line's %v; a trace is in time order", field, at, t.last)
 	}
 	t.last = at
 	return nil

@@ -100,7 +100,7 @@ func assertTraceError(t *testing.T, cfg TraceConfig, want string) {
 
 func TestTraceBadLines(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
-		{`{"timestamp": 5, "input_length": 10, "output_length": 1}` + "\n" + `{"timestamp": 4, "input_length": 1, "output_length": 1}`, "t.jsonl:2: timestamp: 4ms after the start is before the previous line's 5ms"},
+		{`{"timestamp": 5, "input_length": 10, "output_length": 1}` + "\n" + `{"timestamp": 4, "input_length": 1, "output_length": 1}`, "t.jsonl:2: timestamp: -1ms from the first line is before the previous line's 0s"},
 		{`{"timestamp": 0, "input_length": "ten", "output_length": 1}`, "t.jsonl:1: input_length: must be a number"},
 		{`{"timestamp": 0, "output_length": 1}`, "t.jsonl:1: input_length: missing"},
 		{`{"timestamp": 0, "input_length": 10, "output_length": 0}`, "t.jsonl:1: output_length: must be a whole number >= 1, got 0"},
@@ -178,11 +178,11 @@ func TestRealAzureTrace(t *testing.T) {
 
 func TestAzureBadLines(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
-		{"timestamp,in,out\n", `t.csv:1: an Azure trace starts with the header TIMESTAMP,ContextTokens,GeneratedTokens, got "timestamp,in,out"`},
-		{azureHeader + "\n2023-11-16 18:15:46,10\n", "t.csv:2: a row has 3 fields"},
+		{"timestamp,in,out\n", `t.csv:1: an Azure trace's header names the columns TIMESTAMP, ContextTokens, GeneratedTokens; "TIMESTAMP" is missing from "timestamp,in,out"`},
+		{azureHeader + "\n2023-11-16 18:15:46,10\n", "t.csv:2: a row has the header's 3 fields, got 2"},
 		{azureHeader + "\nyesterday,10,5\n", `t.csv:2: TIMESTAMP: "yesterday" is not a date-time`},
 		{azureHeader + "\n2023-11-16 18:15:46.5,10,-5\n", `t.csv:2: GeneratedTokens: must be a whole number >= 0, got "-5"`},
-		{azureHeader + "\n2023-11-16 18:15:46.5,10,5\n2023-11-16 18:15:45.5,10,5\n", "t.csv:3: TIMESTAMP: -1s after the start is before the previous line's 0s"},
+		{azureHeader + "\n2023-11-16 18:15:46.5,10,5\n2023-11-16 18:15:45.5,10,5\n", "t.csv:3: TIMESTAMP: -1s from the first line is before the previous line's 0s"},
 	} {
 		cfg := traceCfg(writeTemp(t, "t.csv", tc.body))
 		cfg.Format = TraceFormatAzure
@@ -213,7 +213,7 @@ func TestBurstGPT(t *testing.T) {
 		{"Timestamp,Model,Request tokens,Response tokens\n1,x,2\n", "trace.csv:2: a row has the header's 4 fields, got 3"},
 		{"Timestamp,Model,Request tokens,Response tokens\nsoon,x,2,3\n", `trace.csv:2: Timestamp: must be seconds >= 0, got "soon"`},
 		{"Timestamp,Model,Request tokens,Response tokens\n1,x,-2,3\n", `trace.csv:2: Request tokens: must be a whole number >= 0, got "-2"`},
-		{"Timestamp,Model,Request tokens,Response tokens\n9,x,2,3\n3,x,2,3\n", "trace.csv:3: Timestamp: -6s after the start is before the previous line's 0s"},
+		{"Timestamp,Model,Request tokens,Response tokens\n9,x,2,3\n3,x,2,3\n", "trace.csv:3: Timestamp: -6s from the first line is before the previous line's 0s"},
 	} {
 		_, err := readAllErr(TraceConfig{Path: writeTemp(t, "trace.csv", tc.body), Format: TraceFormatBurstGPT, Speed: 1, BlockTokens: 512})
 		assert.ErrorContains(t, err, tc.want)
@@ -238,4 +238,61 @@ func readAllErr(cfg TraceConfig) ([]TraceRow, error) {
 		}
 		rows = append(rows, r)
 	}
+}
+
+// TestRealTraceReleases reads the excerpts of the other releases of each
+// trace: Azure's 2023 coding trace, its 2024 week-long trace (zone offsets,
+// 6 fractional digits) and 2025 multimodal trace (ISO times, a NumImages
+// column), BurstGPT's v2.0 file (columns inserted, float seconds from
+// 19440110) and a Mooncake slice that starts in the middle of its trace.
+// The times count from each file's first row.
+func TestRealTraceReleases(t *testing.T) {
+	for _, tc := range []struct {
+		file, format string
+		rows         int
+		second, last TraceRow // Line, At, InputTokens, OutputTokens
+	}{
+		{"AzureLLMInferenceTrace_code.head.csv", TraceFormatAzure, 50,
+			TraceRow{Line: 3, At: 52 * time.Millisecond, InputTokens: 3180, OutputTokens: 8},
+			TraceRow{Line: 51, At: 36649398 * time.Microsecond, InputTokens: 2025, OutputTokens: 9}},
+		{"AzureLLMInferenceTrace_code_1week.head5-tail5.csv", TraceFormatAzure, 10,
+			TraceRow{Line: 3, At: 7405 * time.Microsecond, InputTokens: 2399, OutputTokens: 6},
+			TraceRow{Line: 11, At: 604799919571 * time.Microsecond, InputTokens: 4725, OutputTokens: 8}},
+		{"AzureLMMInferenceTrace_multimodal.head5-tail5.csv", TraceFormatAzure, 10,
+			TraceRow{Line: 3, At: 5550 * time.Millisecond, InputTokens: 949, OutputTokens: 126},
+			TraceRow{Line: 11, At: 604799695 * time.Millisecond, InputTokens: 841, OutputTokens: 63}},
+		{"BurstGPT_3.head.csv", TraceFormatBurstGPT, 4,
+			TraceRow{Line: 3, At: 51 * time.Second, InputTokens: 36, OutputTokens: 29},
+			TraceRow{Line: 5, At: 144 * time.Second, InputTokens: 935, OutputTokens: 178}},
+		{"mooncake-arxiv-midtrace-30.jsonl", TraceFormatMooncake, 30,
+			TraceRow{Line: 2, At: 0, InputTokens: 9456, OutputTokens: 560},
+			TraceRow{Line: 30, At: 3053 * time.Millisecond, InputTokens: 1302, OutputTokens: 355}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			cfg := traceCfg(filepath.Join("testdata", "real", tc.file))
+			cfg.Format = tc.format
+			rows := readAll(t, cfg, 1000)
+			require.Len(t, rows, tc.rows)
+			assert.Zero(t, rows[0].At, "the first row is sent at once")
+			for _, got := range []TraceRow{rows[1], rows[len(rows)-1]} {
+				got.HashIDs = nil
+				want := tc.second
+				if got.Line != want.Line {
+					want = tc.last
+				}
+				assert.Equal(t, want, got)
+			}
+		})
+	}
+}
+
+// A CSV trace saved by a spreadsheet tool: a byte-order mark before the
+// header and CRLF line ends.
+func TestCSVTraceBOMAndCRLF(t *testing.T) {
+	p := writeTemp(t, "t.csv", "\uFEFFTIMESTAMP,ContextTokens,GeneratedTokens\r\n2024-05-12 00:00:00+00:00,10,2\r\n2024-05-12 00:00:00.5+00:00,20,3\r\n")
+	cfg := traceCfg(p)
+	cfg.Format = TraceFormatAzure
+	rows := readAll(t, cfg, 10)
+	require.Len(t, rows, 2)
+	assert.Equal(t, TraceRow{Line: 3, At: 500 * time.Millisecond, InputTokens: 20, OutputTokens: 3}, rows[1])
 }
