@@ -26,6 +26,18 @@ type Chunk struct {
 	Choices []ChunkChoice `json:"choices"`
 	Usage   *Usage        `json:"usage"`
 	Error   *APIError     `json:"error,omitempty"`
+	// XGroq is Groq's member; its usage stands in for a missing "usage".
+	XGroq *struct {
+		Usage *Usage `json:"usage"`
+	} `json:"x_groq,omitempty"`
+}
+
+// usage is the chunk's usage, or Groq's when it has none.
+func (c *Chunk) usage() *Usage {
+	if c.Usage == nil && c.XGroq != nil {
+		return c.XGroq.Usage
+	}
+	return c.Usage
 }
 
 // ChunkChoice is one entry of Chunk.Choices. Chat streams fill Delta,
@@ -48,11 +60,55 @@ type Delta struct {
 	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
 }
 
-// Usage is the token accounting of a request.
+// Usage is the token accounting of a request as servers write it.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// The details OpenAI, vLLM, xAI and others give: the reasoning tokens
+	// of the output and the prompt tokens read from the prefix cache.
+	CompletionDetails *CompletionDetails `json:"completion_tokens_details,omitempty"`
+	PromptDetails     *PromptDetails     `json:"prompt_tokens_details,omitempty"`
+}
+
+// CompletionDetails is usage.completion_tokens_details.
+type CompletionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// PromptDetails is usage.prompt_tokens_details.
+type PromptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// Counts flattens the usage.
+func (u *Usage) Counts() UsageCounts {
+	c := UsageCounts{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
+	if u.CompletionDetails != nil {
+		c.Reasoning = u.CompletionDetails.ReasoningTokens
+	}
+	if u.PromptDetails != nil {
+		c.Cached = u.PromptDetails.CachedTokens
+	}
+	return c
+}
+
+// UsageCounts are a usage's token counts; Reasoning and Cached are 0 where
+// the server gives no details.
+type UsageCounts struct {
+	Prompt, Completion, Total int
+	Reasoning, Cached         int
+}
+
+// Output is every token generated: completion_tokens, which include the
+// reasoning tokens at OpenAI and most servers; where the total says they
+// do not (xAI: total = prompt + completion + reasoning), the reasoning
+// tokens are added.
+func (c UsageCounts) Output() int {
+	if c.Reasoning > 0 && c.Total == c.Prompt+c.Completion+c.Reasoning {
+		return c.Completion + c.Reasoning
+	}
+	return c.Completion
 }
 
 // APIError is the error object OpenAI-compatible servers send, in a response

@@ -26,9 +26,10 @@ type ChunkSummary struct {
 	Answer  bool
 	// Finish is the first non-empty finish_reason of the choices.
 	Finish []byte
-	// HasUsage is true when the chunk carries a usage object, kept in Usage.
+	// HasUsage is true when the chunk carries a usage object (or, without
+	// one, Groq's x_groq.usage), kept in Usage.
 	HasUsage bool
-	Usage    Usage
+	Usage    UsageCounts
 	// Error is the in-stream error object, nil for a chunk.
 	Error *APIError
 
@@ -68,10 +69,11 @@ func (s *ChunkSummary) fromChunk(c *Chunk) {
 	n, tools := c.ContentLen()
 	s.Content = n > 0 || tools
 	s.Answer = n > c.ReasoningLen() || tools
-	s.HasUsage = c.Usage != nil
-	s.Usage = Usage{}
-	if c.Usage != nil {
-		s.Usage = *c.Usage
+	u := c.usage()
+	s.HasUsage = u != nil
+	s.Usage = UsageCounts{}
+	if u != nil {
+		s.Usage = u.Counts()
 	}
 	s.Error = c.Error
 }
@@ -80,10 +82,11 @@ func (s *ChunkSummary) fromChunk(c *Chunk) {
 // regard to case; a member whose name folds to one of these without being
 // it is left to the fallback.
 var (
-	chunkNames  = [][]byte{[]byte("id"), []byte("object"), []byte("created"), []byte("model"), []byte("choices"), []byte("usage"), []byte("error")}
+	chunkNames  = [][]byte{[]byte("id"), []byte("object"), []byte("created"), []byte("model"), []byte("choices"), []byte("usage"), []byte("error"), []byte("x_groq")}
 	choiceNames = [][]byte{[]byte("index"), []byte("delta"), []byte("text"), []byte("finish_reason")}
 	deltaNames  = [][]byte{[]byte("role"), []byte("content"), []byte("reasoning_content"), []byte("reasoning"), []byte("tool_calls")}
-	usageNames  = [][]byte{[]byte("prompt_tokens"), []byte("completion_tokens"), []byte("total_tokens")}
+	usageNames  = [][]byte{[]byte("prompt_tokens"), []byte("completion_tokens"), []byte("total_tokens"), []byte("completion_tokens_details"), []byte("prompt_tokens_details")}
+	groqNames   = [][]byte{[]byte("usage")}
 )
 
 // scanChunk is the fast path. It returns false when it cannot vouch for its
@@ -101,6 +104,8 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 	}
 	var seen uint8
 	choices := false
+	var groq UsageCounts
+	hasGroq := false
 	for {
 		key, j, ok := scanKey(d, i)
 		if !ok {
@@ -137,6 +142,9 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 			}
 			s.HasUsage = true
 			i, ok = scanUsage(d, i, &s.Usage)
+		case "x_groq":
+			bit = 128
+			i, ok = scanGroq(d, i, &groq, &hasGroq)
 		case "error":
 			bit = 64
 			if !jsonscan.IsNull(d, i) {
@@ -159,6 +167,9 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 		if d[i] == '}' {
 			break
 		}
+	}
+	if !s.HasUsage && hasGroq {
+		s.HasUsage, s.Usage = true, groq
 	}
 	// Nothing but white space may follow, and a chunk must have choices.
 	return jsonscan.SkipSpace(d, i+1) == len(d) && choices
@@ -323,7 +334,69 @@ func scanDelta(d []byte, i int, s *ChunkSummary) (int, bool) {
 }
 
 // scanUsage scans a usage object starting at d[i].
-func scanUsage(d []byte, i int, u *Usage) (int, bool) {
+func scanUsage(d []byte, i int, u *UsageCounts) (int, bool) {
+	return scanObject(d, i, usageNames, func(key []byte, i int) (int, uint8, bool) {
+		switch string(key) {
+		case "prompt_tokens":
+			i, ok := scanInt(d, i, &u.Prompt)
+			return i, 1, ok
+		case "completion_tokens":
+			i, ok := scanInt(d, i, &u.Completion)
+			return i, 2, ok
+		case "total_tokens":
+			i, ok := scanInt(d, i, &u.Total)
+			return i, 4, ok
+		case "completion_tokens_details":
+			i, ok := scanDetail(d, i, "reasoning_tokens", &u.Reasoning)
+			return i, 8, ok
+		case "prompt_tokens_details":
+			i, ok := scanDetail(d, i, "cached_tokens", &u.Cached)
+			return i, 16, ok
+		}
+		return i, 0, true
+	})
+}
+
+// scanDetail scans a details object (or null) starting at d[i] for its
+// member name, an integer.
+func scanDetail(d []byte, i int, name string, v *int) (int, bool) {
+	if jsonscan.IsNull(d, i) {
+		return i + 4, true
+	}
+	names := [][]byte{[]byte(name)}
+	return scanObject(d, i, names, func(key []byte, i int) (int, uint8, bool) {
+		if string(key) != name {
+			return i, 0, true
+		}
+		i, ok := scanInt(d, i, v)
+		return i, 1, ok
+	})
+}
+
+// scanGroq scans Groq's x_groq object starting at d[i] for its usage.
+func scanGroq(d []byte, i int, u *UsageCounts, has *bool) (int, bool) {
+	if jsonscan.IsNull(d, i) {
+		return i + 4, true
+	}
+	return scanObject(d, i, groqNames, func(key []byte, i int) (int, uint8, bool) {
+		if string(key) != "usage" {
+			return i, 0, true
+		}
+		if jsonscan.IsNull(d, i) {
+			return i + 4, 1, true
+		}
+		*has = true
+		i, ok := scanUsage(d, i, u)
+		return i, 1, ok
+	})
+}
+
+// scanObject scans an object starting at d[i]. member scans the value at i
+// of a member it knows and returns the index after it, the member's bit
+// (to refuse a duplicate) and whether the scan went well; for any other
+// member it returns bit 0 and the value is skipped, unless encoding/json
+// would match its name to one of names (the fallback's case).
+func scanObject(d []byte, i int, names [][]byte, member func(key []byte, i int) (int, uint8, bool)) (int, bool) {
 	if i >= len(d) || d[i] != '{' {
 		return i, false
 	}
@@ -337,23 +410,13 @@ func scanUsage(d []byte, i int, u *Usage) (int, bool) {
 		if !ok {
 			return i, false
 		}
-		i = j
 		var bit uint8
-		switch string(key) {
-		case "prompt_tokens":
-			bit = 1
-			i, ok = scanInt(d, i, &u.PromptTokens)
-		case "completion_tokens":
-			bit = 2
-			i, ok = scanInt(d, i, &u.CompletionTokens)
-		case "total_tokens":
-			bit = 4
-			i, ok = scanInt(d, i, &u.TotalTokens)
-		default:
-			if foldsTo(key, usageNames) {
+		i, bit, ok = member(key, j)
+		if bit == 0 {
+			if foldsTo(key, names) {
 				return i, false
 			}
-			i, ok = jsonscan.Value(d, i)
+			i, ok = jsonscan.Value(d, j)
 		}
 		if !ok || seen&bit != 0 {
 			return i, false

@@ -40,6 +40,19 @@ var chunkSamples = []string{
 	`{"choices":[{"index":0,"delta":{"content":"a"},"delta":{"content":""}}]}`,
 	`{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2},"choices":[]}`,
 	`{"choices":[{"index":1.5}]}`,
+	`{"id":"x","object":"chat.completion.chunk","model":"grok-3-mini","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"text_tokens":12,"audio_tokens":0,"image_tokens":0,"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290,"audio_tokens":0},"num_sources_used":0}}`,
+	`{"id":"chatcmpl-5","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"x_groq":{"id":"req_01","usage":{"queue_time":0.28,"prompt_tokens":18,"completion_tokens":73,"total_tokens":91}}}`,
+	`{"choices":[],"x_groq":{"id":"req_01"}}`,
+	`{"choices":[],"x_groq":{"usage":null},"usage":null}`,
+	`{"choices":[],"x_groq":null}`,
+	`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2},"x_groq":{"usage":{"completion_tokens":9}}}`,
+	`{"choices":[],"usage":{"completion_tokens_details":null,"prompt_tokens_details":{"cached_tokens":null}}}`,
+	`{"choices":[],"usage":{"completion_tokens_details":{"Reasoning_Tokens":3}}}`,
+	`{"choices":[],"usage":{"Completion_Tokens_Details":{"reasoning_tokens":3}}}`,
+	`{"choices":[],"X_Groq":{"usage":{"completion_tokens":9}}}`,
+	`{"choices":[],"x_groq":{"Usage":{"completion_tokens":9}}}`,
+	`{"choices":[],"usage":{"prompt_tokens_details":{"cached_tokens":4,"cached_tokens":5}}}`,
+	`{"choices":[],"usage":{"prompt_tokens_details":[]}}`,
 	`{"choices":[{"index":1e3}]}`,
 	`{"choices":[{"index":99999999999999999999}]}`,
 	`{"choices":[{"index":-9223372036854775808}]}`,
@@ -135,6 +148,16 @@ func TestScanChunkFastPath(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs)
+	for _, sample := range []string{
+		`{"id":"x","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}`,
+		`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"x_groq":{"id":"req_01","usage":{"queue_time":0.28,"prompt_tokens":18,"completion_tokens":73,"total_tokens":91}}}`,
+	} {
+		var u ChunkSummary
+		b := []byte(sample)
+		require.True(t, scanChunk(b, &u), sample)
+		assert.Zero(t, testing.AllocsPerRun(100, func() { scanChunk(b, &u) }), sample)
+	}
+	_ = ScanChunk(data, &s)
 	assert.Equal(t, "chatcmpl-1", string(s.ID))
 	assert.Equal(t, "mock-llm", string(s.Model))
 	assert.True(t, s.Content)
@@ -142,7 +165,7 @@ func TestScanChunkFastPath(t *testing.T) {
 
 	require.NoError(t, ScanChunk([]byte(chunkSamples[3]), &s))
 	assert.True(t, s.HasUsage)
-	assert.Equal(t, Usage{PromptTokens: 31, CompletionTokens: 32, TotalTokens: 63}, s.Usage)
+	assert.Equal(t, UsageCounts{Prompt: 31, Completion: 32, Total: 63}, s.Usage)
 	assert.Zero(t, s.Choices)
 
 	require.NoError(t, ScanChunk([]byte(`{"error":{"message":"overloaded","type":"server_error"}}`), &s))
@@ -245,5 +268,32 @@ func TestEmptyToolCallsAreNotContent(t *testing.T) {
 		require.NoError(t, DecodeChunk([]byte(c.data), &ch))
 		n, tools := ch.ContentLen()
 		assert.Equal(t, c.content, n > 0 || tools, c.data)
+	}
+}
+
+// What the usage details say: reasoning tokens inside completion_tokens
+// (OpenAI) or beside them (xAI, whose total says so), cached prompt tokens,
+// and Groq's usage under x_groq.
+func TestUsageDetails(t *testing.T) {
+	for _, c := range []struct {
+		data   string
+		counts UsageCounts
+		output int
+	}{
+		{`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}`,
+			UsageCounts{Prompt: 12, Completion: 1, Total: 303, Reasoning: 290, Cached: 11}, 291},
+		{`{"choices":[],"usage":{"prompt_tokens":90,"completion_tokens":50,"total_tokens":140,"completion_tokens_details":{"reasoning_tokens":33}}}`,
+			UsageCounts{Prompt: 90, Completion: 50, Total: 140, Reasoning: 33}, 50},
+		{`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"x_groq":{"id":"req_01","usage":{"queue_time":0.28,"prompt_tokens":18,"completion_tokens":73,"total_tokens":91}}}`,
+			UsageCounts{Prompt: 18, Completion: 73, Total: 91}, 73},
+	} {
+		var s ChunkSummary
+		require.NoError(t, ScanChunk([]byte(c.data), &s))
+		assert.True(t, s.HasUsage, c.data)
+		assert.Equal(t, c.counts, s.Usage, c.data)
+		assert.Equal(t, c.output, s.Usage.Output(), c.data)
+		want, err := summaryOf(t, []byte(c.data))
+		require.NoError(t, err)
+		assertSameSummary(t, &want, &s, []byte(c.data))
 	}
 }

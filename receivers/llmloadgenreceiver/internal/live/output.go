@@ -208,6 +208,12 @@ func (r *liveRenderer) putResponseAttrs(a pcommon.Map, res *liveResult) {
 	}
 	a.PutInt(genai.AttrUsageInputTokens, int64(res.InputTokens))
 	a.PutInt(genai.AttrUsageOutputTokens, int64(res.OutputTokens))
+	if res.ReasoningTokens > 0 {
+		a.PutInt(genai.AttrUsageReasoningOutputTokens, int64(res.ReasoningTokens))
+	}
+	if res.CachedTokens > 0 {
+		a.PutInt(genai.AttrUsageCacheReadInputTokens, int64(res.CachedTokens))
+	}
 	a.PutInt(attrLiveSeq, res.Seq)
 	if res.TargetRate > 0 {
 		a.PutDouble(genai.AttrLoadgenTargetRate, res.TargetRate)

@@ -48,6 +48,7 @@ func replayServer(t *testing.T, body string) string {
 type realStream struct {
 	file                               string
 	chunks, reasoning, output, input   int64
+	reasoningTokens, cachedTokens      int64
 	finish, responseID, model, errType string
 }
 
@@ -61,8 +62,8 @@ func readRealStreams(t *testing.T) []realStream {
 			continue
 		}
 		f := strings.Split(line, "\t")
-		require.Len(t, f, 9, line)
-		n := make([]int64, 4)
+		require.Len(t, f, 11, line)
+		n := make([]int64, 6)
 		for i := range n {
 			if f[i+1] == "-" {
 				n[i] = -1
@@ -71,7 +72,7 @@ func readRealStreams(t *testing.T) []realStream {
 			n[i], err = strconv.ParseInt(f[i+1], 10, 64)
 			require.NoError(t, err, line)
 		}
-		out = append(out, realStream{f[0], n[0], n[1], n[2], n[3], dash(f[5]), dash(f[6]), dash(f[7]), dash(f[8])})
+		out = append(out, realStream{f[0], n[0], n[1], n[2], n[3], n[4], n[5], dash(f[7]), dash(f[8]), dash(f[9]), dash(f[10])})
 	}
 	return out
 }
@@ -85,17 +86,28 @@ func dash(s string) string {
 
 // TestLiveRealStreams replays real servers' and APIs' streams
 // (testdata/real/streams, sources in SOURCES.md) on both transports and
-// checks what live mode makes of each against expect.tsv.
+// checks what live mode makes of each against expect.tsv. A .sse file is
+// the body as sent; a .jsonl file holds the events' data as a recorder
+// kept them, one per line, and is sent framed as SSE events with data:
+// [DONE] after them.
 func TestLiveRealStreams(t *testing.T) {
 	want := readRealStreams(t)
-	files, err := filepath.Glob(filepath.Join("testdata", "real", "streams", "*.sse"))
-	require.NoError(t, err)
+	var files []string
+	for _, ext := range []string{"*.sse", "*.jsonl"} {
+		m, err := filepath.Glob(filepath.Join("testdata", "real", "streams", ext))
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
 	require.Len(t, files, len(want), "every stream has its expectation")
 	for _, w := range want {
 		t.Run(w.file, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("testdata", "real", "streams", w.file))
+			raw, err := os.ReadFile(filepath.Join("testdata", "real", "streams", w.file))
 			require.NoError(t, err)
-			url := replayServer(t, string(body))
+			body := string(raw)
+			if strings.HasSuffix(w.file, ".jsonl") {
+				body = frameEvents(body)
+			}
+			url := replayServer(t, body)
 			for _, tr := range transports {
 				cfg := liveConfig(url, 1, 10)
 				cfg.Live.IncludeUsage = false
@@ -107,6 +119,15 @@ func TestLiveRealStreams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// frameEvents makes an SSE body of one event per line of data.
+func frameEvents(lines string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+		b.WriteString("data: " + l + "\n\n")
+	}
+	return b.String() + "data: [DONE]\n\n"
 }
 
 func checkRealStream(t *testing.T, w realStream, tr string, sp ptrace.Span) {
@@ -122,6 +143,13 @@ func checkRealStream(t *testing.T, w realStream, tr string, sp ptrace.Span) {
 	assert.Equal(t, w.output, a[genai.AttrUsageOutputTokens], "%s: usage when the stream had it, else one token per content chunk", tr)
 	if w.input >= 0 {
 		assert.Equal(t, w.input, a[genai.AttrUsageInputTokens], tr)
+	}
+	for attr, n := range map[string]int64{genai.AttrUsageReasoningOutputTokens: w.reasoningTokens, genai.AttrUsageCacheReadInputTokens: w.cachedTokens} {
+		if n > 0 {
+			assert.Equal(t, n, a[attr], "%s: %s", tr, attr)
+		} else {
+			assert.NotContains(t, a, attr, tr)
+		}
 	}
 	assert.Equal(t, w.responseID, attrStr(sp, attrResponseID), tr)
 	assert.Equal(t, w.model, attrStr(sp, genai.AttrResponseModel), tr)

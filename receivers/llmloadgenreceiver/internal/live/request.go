@@ -93,7 +93,12 @@ type liveResult struct {
 	// OutputTokens from usage when present (UsageSeen), else content chunks.
 	OutputTokens int
 	UsageSeen    bool
-	PromptTokens int // client-side prompt estimate
+	// ReasoningTokens and CachedTokens are the usage's details (reasoning
+	// tokens of the output, prompt tokens read from the server's prefix
+	// cache); 0 where the server gives none.
+	ReasoningTokens int
+	CachedTokens    int
+	PromptTokens    int // client-side prompt estimate
 	// MaxTokens is the request's max_tokens when a dataset record set it
 	// (0: live.max_tokens); DatasetRow the record's line or conversation.
 	MaxTokens  int
@@ -357,7 +362,9 @@ func (c *liveClient) readUnary(rctx, runCtx context.Context, body io.Reader, res
 	}
 	if out.Usage != nil {
 		res.UsageSeen = true
-		res.InputTokens, res.OutputTokens = out.Usage.PromptTokens, out.Usage.CompletionTokens
+		u := out.Usage.Counts()
+		res.InputTokens, res.OutputTokens = u.Prompt, u.Output()
+		res.ReasoningTokens, res.CachedTokens = u.Reasoning, u.Cached
 	}
 }
 

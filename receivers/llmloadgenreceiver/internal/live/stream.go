@@ -166,8 +166,9 @@ func takeIdentity(chunk *sse.ChunkSummary, res *liveResult) {
 func takeUsage(chunk *sse.ChunkSummary, order *eventOrder, res *liveResult) {
 	if chunk.HasUsage {
 		res.UsageSeen = true
-		res.InputTokens = chunk.Usage.PromptTokens
-		res.OutputTokens = chunk.Usage.CompletionTokens
+		res.InputTokens = chunk.Usage.Prompt
+		res.OutputTokens = chunk.Usage.Output()
+		res.ReasoningTokens, res.CachedTokens = chunk.Usage.Reasoning, chunk.Usage.Cached
 		order.usageAt = res.Events
 	}
 }
@@ -192,7 +193,7 @@ func chunkTokens(chunk *sse.ChunkSummary, prevOut int, hadUsage bool) int {
 	if !hadUsage {
 		prevOut = 0
 	}
-	return max(chunk.Usage.CompletionTokens-prevOut, 0)
+	return max(chunk.Usage.Output()-prevOut, 0)
 }
 
 // appendTokens appends a chunk's token count to counts, which holds the
