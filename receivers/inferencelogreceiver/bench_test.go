@@ -13,6 +13,8 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -264,4 +266,72 @@ func BenchmarkVLLMStatsOutput(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+}
+
+// BenchmarkPresetStages runs each preset's own stages in memory, without
+// the file input before them or the conversion to pdata after them: the
+// unwrap step, the fold, the classify step (fast parser), the grammar and
+// the field table, on batches of 100 lines as the file input emits them.
+// "preset" is those stages alone; "preset+output" adds what the receiver
+// does with each batch after them (the log records' and the metric points'
+// pdata), the part of BenchmarkVLLMStatsLines that is not file tailing.
+// The vllm-stats case is BenchmarkVLLMStatsLines' lines.
+func BenchmarkPresetStages(b *testing.B) {
+	cases := map[string][]string{}
+	for _, name := range presetNames {
+		cases[name] = realLines(b, name)
+	}
+	raw, err := os.ReadFile(writeStatsSample(b))
+	require.NoError(b, err)
+	cases["vllm-stats"] = strings.Split(strings.TrimSpace(string(raw)), "\n")
+	for _, name := range append([]string{"vllm-stats"}, presetNames...) {
+		preset := strings.TrimSuffix(name, "-stats")
+		for _, output := range []bool{false, true} {
+			label := name + "/preset"
+			if output {
+				label += "+output"
+			}
+			b.Run(label, func(b *testing.B) { benchStages(b, preset, cases[name], output) })
+		}
+	}
+}
+
+func benchStages(b *testing.B, presetName string, lines []string, output bool) {
+	p, err := loadPreset(presetName, presetParams{Location: "UTC"})
+	require.NoError(b, err)
+	set := componenttest.NewNopTelemetrySettings()
+	mb := newMetricsBuilder(p, "", time.Unix(0, 0), "bench")
+	out := helper.NewSynchronousLogEmitter(set, func(_ context.Context, es []*entry.Entry) {
+		if output {
+			mb.build(es)
+			adapter.ConvertEntries(es, metadata.ScopeName, "bench")
+		}
+	})
+	cfg := testConfig(presetName)
+	ops := pipelineOperators(cfg, p)[1:] // the preset's stages, without the file input
+	pipe, err := (pipeline.Config{Operators: ops, DefaultOutput: out}).Build(set)
+	require.NoError(b, err)
+	require.NoError(b, pipe.Start(nil))
+	defer func() { require.NoError(b, pipe.Stop()) }()
+	first := pipe.Operators()[0]
+	require.Equal(b, unwrapOperatorID, first.ID())
+	batch := make([]*entry.Entry, 0, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU(b)
+	for i := 0; i < b.N; i++ {
+		e := entry.New()
+		e.Body = lines[i%len(lines)]
+		e.Attributes = map[string]any{attrFileName: "server.log"}
+		batch = append(batch, e)
+		if len(batch) == cap(batch) || i == b.N-1 {
+			require.NoError(b, first.ProcessBatch(context.Background(), batch))
+			batch = make([]*entry.Entry, 0, 100)
+		}
+	}
+	b.StopTimer()
+	cpu := processCPU(b) - cpu0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/line")
+	// Lines per second of CPU: the rate one core sustains, GC included.
+	b.ReportMetric(float64(b.N)/cpu.Seconds(), "lines/cpu-s")
 }

@@ -138,3 +138,37 @@ func FuzzVLLMFastParser(f *testing.F) {
 	fp := newFastPair(f, "vllm")
 	f.Fuzz(func(t *testing.T, line string) { fp.check(t, line) })
 }
+
+// The fold's header checks agree with the presets' patterns: a line that
+// passes a preset's header check is never a continuation by its pattern
+// (the check only saves the pattern's cost), on the real lines and the
+// samples, and the check takes the usual lines.
+func TestRecordHeadersAgreeWithPatterns(t *testing.T) {
+	for name, header := range recordHeaders {
+		p, err := loadPreset(name, presetParams{Location: "UTC"})
+		require.NoError(t, err)
+		taken := 0
+		for _, line := range append(realLines(t, name), vllmFastCases...) {
+			line = unwrap(line, map[string]any{})
+			if header(line) {
+				taken++
+				assert.False(t, p.continues(line), "%s: %q", name, line)
+			}
+		}
+		assert.Greater(t, taken, 100, name)
+	}
+}
+
+// FuzzRecordHeader: for any line, a header line is no continuation.
+func FuzzRecordHeader(f *testing.F) {
+	for _, l := range append(realLines(f, "vllm"), vllmFastCases...) {
+		f.Add(l)
+	}
+	p, err := loadPreset("vllm", presetParams{Location: "UTC"})
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, line string) {
+		if recordHeaders["vllm"](line) && p.continues(line) {
+			t.Fatalf("header line %q is a continuation by the pattern", line)
+		}
+	})
+}

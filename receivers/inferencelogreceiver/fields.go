@@ -99,7 +99,11 @@ func convertField(f *fieldSpec, val any) (any, error) {
 	case "lower":
 		return strings.ToLower(s), nil
 	case "int":
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		t := strings.TrimSpace(s)
+		if q, ok := decimalQuotient(t, f.Divisor, false); ok {
+			return q, nil
+		}
+		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %q is not an integer", f.Attribute, s)
 		}
@@ -108,7 +112,11 @@ func convertField(f *fieldSpec, val any) (any, error) {
 		}
 		return n, nil
 	case "double":
-		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		t := strings.TrimSpace(s)
+		if q, ok := decimalQuotient(t, f.Divisor, true); ok {
+			return q, nil
+		}
+		n, err := strconv.ParseFloat(t, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %q is not a number", f.Attribute, s)
 		}
@@ -139,4 +147,55 @@ func scaleNumber(f *fieldSpec, n float64) any {
 func divide(n, d float64) float64 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(n/d, 'g', 15, 64), 64)
 	return v
+}
+
+// exactPow10 are the powers of ten a float64 holds exactly.
+var exactPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// decimalQuotient is divide(parse(s), d) computed from the text, for the
+// common case: d a power of ten (100, 1000), s a plain decimal ("4.1",
+// "-12", a fraction only when fraction is set) of at most 15 significant
+// digits. Its digits are an integer a float64 holds exactly, and so is the
+// power of ten it is divided by, so the one division is the correctly
+// rounded quotient: what divide's rounding to 15 digits gives for such an
+// input (the quotient has the same digits). ok false: use the general path.
+func decimalQuotient(s string, d float64, fraction bool) (float64, bool) {
+	k := 0
+	for k = 1; k <= 9 && exactPow10[k] != d; k++ {
+	}
+	if k > 9 || s == "" {
+		return 0, false
+	}
+	neg := s[0] == '-'
+	if neg || s[0] == '+' {
+		s = s[1:]
+	}
+	var m int64
+	digits, frac, dot := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + int64(c-'0')
+			if m > 0 {
+				digits++
+			}
+			if dot {
+				frac++
+			}
+		case c == '.' && fraction && !dot && i > 0 && i < len(s)-1:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if len(s) == 0 || digits > 15 || frac+k >= len(exactPow10) {
+		return 0, false
+	}
+	q := float64(m) / exactPow10[frac+k]
+	if neg {
+		q = -q
+	}
+	return q, true
 }

@@ -55,10 +55,8 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 	md := pmetric.NewMetrics()
 	byResource := map[uint64]*resourceMetrics{}
 	points := 0
-	series := pcommon.NewMap() // the series attributes of the current entry
 	for _, e := range entries {
 		var rm *resourceMetrics
-		seriesSet := false
 		for _, f := range b.preset.metrics {
 			v, ok := e.Attributes[f.Attribute]
 			if !ok {
@@ -80,12 +78,7 @@ func (b *metricsBuilder) build(entries []*entry.Entry) (pmetric.Metrics, int) {
 				continue
 			}
 			dp := b.appendPoint(rm, f, v, val, ts)
-			if !seriesSet {
-				series.Clear()
-				b.pointAttributes(e, series)
-				seriesSet = true
-			}
-			series.CopyTo(dp.Attributes())
+			b.pointAttributes(e, dp.Attributes())
 			points++
 		}
 	}
@@ -214,6 +207,7 @@ func (b *metricsBuilder) metricFor(rm *resourceMetrics, f *fieldSpec) pmetric.Nu
 // pointAttributes copies the attributes that identify the series: the server,
 // the file, and the preset's metric attributes (e.g. the engine index).
 func (b *metricsBuilder) pointAttributes(e *entry.Entry, dst pcommon.Map) {
+	dst.EnsureCapacity(2 + len(b.preset.metricAttrs))
 	dst.PutStr(attrServer, b.preset.name)
 	if v, ok := e.Attributes[attrFileName].(string); ok {
 		dst.PutStr(attrFileName, v)

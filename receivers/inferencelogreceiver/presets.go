@@ -193,23 +193,42 @@ func (p *preset) addField(f *fieldSpec) error {
 // setFold builds the fold operator from the preset's continuation or
 // record-start pattern.
 func (p *preset) setFold(spec presetSpec) error {
+	var err error
 	switch {
 	case spec.Continuation != "" && spec.RecordStart != "":
 		return fmt.Errorf("continuation and record_start: set one of them, not both")
 	case spec.Continuation != "":
-		fold, err := newFoldConfig("not (body matches `"+spec.Continuation+"`)", "continuation", spec.Continuation)
-		if err != nil {
-			return err
-		}
-		p.fold, p.continuation = &fold, regexp.MustCompile(spec.Continuation) // compiled by newFoldConfig
+		p.continuation, err = compileFoldPattern("continuation", spec.Continuation)
 	case spec.RecordStart != "":
-		fold, err := newFoldConfig("body matches `"+spec.RecordStart+"`", "record_start", spec.RecordStart)
-		if err != nil {
-			return err
-		}
-		p.fold, p.recordStart = &fold, regexp.MustCompile(spec.RecordStart)
+		p.recordStart, err = compileFoldPattern("record_start", spec.RecordStart)
+	default:
+		return nil
 	}
+	if err != nil {
+		return err
+	}
+	fold := newFoldConfig(p.startsRecord)
+	p.fold = &fold
 	return nil
+}
+
+// startsRecord reports whether line (wrappers peeled) starts a record: a
+// line in the preset's own header format does (checked first, in Go, where
+// the preset has such a check), else whatever the pattern says.
+func (p *preset) startsRecord(line string) bool {
+	if start := recordHeaders[p.name]; start != nil && start(line) {
+		return true
+	}
+	return !p.continues(line)
+}
+
+// recordHeaders are the presets' checks of their own record header, by
+// preset name: a line that passes one starts a record.
+var recordHeaders = map[string]func(string) bool{
+	"vllm": func(line string) bool {
+		_, ok := parseVLLMHeader(line)
+		return ok
+	},
 }
 
 // continues reports whether the preset folds line (wrappers peeled) into

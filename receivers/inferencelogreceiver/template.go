@@ -16,14 +16,34 @@ type msgTemplate []templatePart
 type templatePart struct {
 	text    string // literal text before the capture
 	capture string // "" for the trailing text
+	id      int    // the capture's captureID
 	float   bool
 }
 
 // maxCaptures bounds a template's captures (callers pass a fixed array).
 const maxCaptures = 8
 
-// A capture is one named value a template took from a message.
-type capture struct{ name, value string }
+// A capture is one named value a template took from a message; id is its
+// name's captureID, so a parser can keep what it needs per name in a slice.
+type capture struct {
+	name, value string
+	id          int
+}
+
+// captureIDs number the capture names of the templates (and of the fast
+// parsers' own captures) from 0, one number per name.
+var captureIDs = map[string]int{}
+
+// captureID returns name's number, giving it the next one on first use.
+// Called while the package's variables are initialized.
+func captureID(name string) int {
+	id, ok := captureIDs[name]
+	if !ok {
+		id = len(captureIDs)
+		captureIDs[name] = id
+	}
+	return id
+}
 
 func mustTemplate(s string) msgTemplate {
 	t, err := compileTemplate(s)
@@ -53,7 +73,7 @@ func compileTemplate(s string) (msgTemplate, error) {
 		if rest != "" && (isDigit(rest[0]) || kind == "f" && rest[0] == '.') {
 			return nil, fmt.Errorf("template %q: the text after {%s} starts with a character it captures", s, name)
 		}
-		t = append(t, templatePart{text: s[:open], capture: name, float: kind == "f"})
+		t = append(t, templatePart{text: s[:open], capture: name, id: captureID(name), float: kind == "f"})
 		s = rest
 	}
 	captures := 0
@@ -86,7 +106,7 @@ func (t msgTemplate) match(msg string, out []capture) (n int, ok bool) {
 		if i == 0 {
 			return 0, false
 		}
-		out[n] = capture{p.capture, msg[:i]}
+		out[n] = capture{p.capture, msg[:i], p.id}
 		n++
 		msg = msg[i:]
 	}

@@ -33,10 +33,18 @@ var (
 
 const eventVLLMStats = "vllm.stats"
 
+// The header's captures the fast parser sets.
+var (
+	captureCodeFile = captureID("code_file")
+	captureCodeLine = captureID("code_line")
+)
+
 // vllmFastParser holds what the fast parser needs from the preset: the
 // field specs of the captures it sets, the time zone and the severities.
 type vllmFastParser struct {
-	fields   map[string]*fieldSpec
+	fields map[string]*fieldSpec
+	// specs are the field specs by captureID.
+	specs    []*fieldSpec
 	location *time.Location
 	// severity and its text by level, as the grammar's severity parser
 	// maps them.
@@ -48,7 +56,10 @@ func newVLLMFast(set component.TelemetrySettings, p *preset) (fastParser, error)
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: %w", p.location, err)
 	}
-	fp := &vllmFastParser{fields: p.fields, location: loc, severity: map[string]entry.Severity{}}
+	fp := &vllmFastParser{fields: p.fields, location: loc, severity: map[string]entry.Severity{}, specs: make([]*fieldSpec, len(captureIDs))}
+	for name, id := range captureIDs {
+		fp.specs[id] = p.fields[name]
+	}
 	for _, t := range []msgTemplate{vllmStatsV1Ext, vllmStatsV1, vllmStatsV0, vllmPrefixV0} {
 		for _, part := range t {
 			if part.capture != "" && p.fields[part.capture] == nil {
@@ -97,11 +108,11 @@ func (fp *vllmFastParser) parse(e *entry.Entry) bool {
 	if !ok {
 		return false
 	}
-	caps[n], caps[n+1] = capture{"code_file", h.codeFile}, capture{"code_line", h.codeLine}
+	caps[n], caps[n+1] = capture{"code_file", h.codeFile, captureCodeFile}, capture{"code_line", h.codeLine, captureCodeLine}
 	n += 2
 	var vals [maxCaptures + 2]any
 	for i, c := range caps[:n] {
-		v, err := convertField(fp.fields[c.name], c.value)
+		v, err := convertField(fp.specs[c.id], c.value)
 		if err != nil {
 			return false // the grammar marks the parse error
 		}
@@ -115,7 +126,7 @@ func (fp *vllmFastParser) parse(e *entry.Entry) bool {
 	}
 	e.Attributes = grown
 	for i, c := range caps[:n] {
-		e.Attributes[fp.fields[c.name].Attribute] = vals[i]
+		e.Attributes[fp.specs[c.id].Attribute] = vals[i]
 	}
 	if event != "" {
 		e.Attributes[attrEventName] = event
