@@ -111,7 +111,10 @@ func (o *classifyOperator) classify(e *entry.Entry) bool {
 const (
 	emptyMessage = "-" // no event name
 	eventBlob    = "journald.blob_data"
-	eventSystemd = "systemd.notice"
+	// journalctl's own lines: "-- Logs begin at ... --", "-- Boot 1a2b.. --",
+	// "-- Reboot --", "-- No entries --".
+	eventJournalMarker = "journald.marker"
+	eventSystemd       = "systemd.notice"
 	// A log viewer's time or level column that a copy put on a line of its
 	// own ("2026-02-02 17:59:02.735", "info").
 	eventViewerColumn = "log_viewer.column"
@@ -129,11 +132,24 @@ func collectionEvent(body string, attrs map[string]any) string {
 		return eventSystemd
 	case len(body) <= maxViewerColumn && isViewerColumn(body):
 		return eventViewerColumn
+	case strings.HasPrefix(body, "-- ") && strings.HasSuffix(body, " --") && isJournalMarker(body):
+		return eventJournalMarker
 	case len(body) > len(blobSuffix)+1 && body[0] == '[' && strings.HasSuffix(body, blobSuffix) &&
 		allDigits(body[1:len(body)-len(blobSuffix)]):
 		return eventBlob
 	}
 	return ""
+}
+
+// isJournalMarker reports whether body, "-- ... --", is one of journalctl's
+// own lines.
+func isJournalMarker(body string) bool {
+	for _, p := range []string{"-- Logs begin at ", "-- Journal begins at ", "-- Boot ", "-- Reboot --", "-- No entries --"} {
+		if strings.HasPrefix(body, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxViewerColumn is the longest viewer column: a date, a time in

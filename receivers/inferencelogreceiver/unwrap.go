@@ -2,10 +2,12 @@ package inferencelogreceiver // import "github.com/otelcol-llm/otelcol-llm/recei
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
@@ -36,8 +38,9 @@ const (
 var (
 	// ANSI colour codes, as escapes and as the literal text that terminals,
 	// journald exports and issue pastes leave: ESC[..m, #033[..m, ^[[..m,
-	// \033[..m, \x1b[..m, \u001b[..m.
-	ansiPattern = regexp.MustCompile(`(?:\x1b|#033|\^\[|\\033|\\x1b|\\u001b)\[[0-9;]*[A-Za-z]`)
+	// \033[..m, \x1b[..m, \u001b[..m, and ESC[..m (a viewer that prints
+	// the escape's name).
+	ansiPattern = regexp.MustCompile(`(?:\x1b|#033|\^\[|\\033|\\x1b|\\u001b|ESC)\[[0-9;]*[A-Za-z]`)
 	// The same codes with the escape byte lost on the way (a paste, a log
 	// UI): "[2m", "[0m"; taken for codes only on a line holding a reset,
 	// with the space that replaced the escape.
@@ -70,10 +73,11 @@ var (
 	// container name ("sglang  | ") or a bracketed one ("[tgi] | ").
 	composePattern = regexp.MustCompile(`^(?:([A-Za-z0-9][\w.-]*?[-_]\d+) *|([A-Za-z0-9][\w.-]*) +|\[([\w.-]+)\] +)\| ?(.*)$`)
 	// journald / syslog: "Mon DD HH:MM:SS host tag[pid]: ".
-	// The month may be localized ("9月 02 14:46:54"); the host may be empty
+	// The month may be localized ("9月 02 14:46:54", "janv. 20 23:15:05",
+	// "Okt 05 ...") or the date numeric ("06.05 13:15:31"); the host may be empty
 	// and the tag end with a colon ("  llama-Qwen:[1351]: "); an empty
 	// message leaves nothing after the colon.
-	syslogPattern = regexp.MustCompile(`^(?:[A-Z][a-z]{2}|\d{1,2}月) [ \d]\d \d{2}:\d{2}:\d{2} (\S*) +([\w./@:-]+?)(?:\[(\d+)\])?:(?: (.*))?$`)
+	syslogPattern = regexp.MustCompile(`^(?:(?:\p{Lu}\p{Ll}{2}|\p{Ll}{3,4}\.?|\d{1,2}月) [ \d]\d|\d{2}\.\d{2}\.?) \d{2}:\d{2}:\d{2} (\S*) +([\w./@:-]+?)(?:\[(\d+)\])?:(?: (.*))?$`)
 	// A supervisor's PID column ("[42027] ").
 	pidColumnPattern = regexp.MustCompile(`^\[(\d+)\] (.*)$`)
 	// syslog's repeat line: "message repeated N times: [ line ]".
@@ -97,6 +101,10 @@ var (
 	ctrlCPattern = regexp.MustCompile(`^(?:\^C|\x03)+(.+)$`)
 	// A terminal UI's box (k9s): "│ line   │".
 	boxPattern = regexp.MustCompile(`^│ (.*?) *│? *$`)
+	// A Markdown quote before a server's line; the stray backtick of a
+	// code fence.
+	quotedLinePattern    = regexp.MustCompile(`^> ((?:\(|[A-Z]{4,8} |\d|\[).*)$`)
+	strayBacktickPattern = regexp.MustCompile("^`(.+)$")
 	// Ray's de-duplication suffix: " [repeated 3x across cluster]".
 	rayRepeatPattern = regexp.MustCompile(`^(.*) \[repeated (\d+)x across cluster\]$`)
 )
@@ -127,7 +135,7 @@ func unwrap(line string, attrs map[string]any) string {
 // hasANSI is the cheap check in front of ansiPattern.
 func hasANSI(s string) bool {
 	return strings.IndexByte(s, 0x1b) >= 0 || strings.Contains(s, "033[") || strings.Contains(s, "^[[") ||
-		strings.Contains(s, "x1b[") || strings.Contains(s, "u001b[")
+		strings.Contains(s, "x1b[") || strings.Contains(s, "u001b[") || strings.Contains(s, "ESC[")
 }
 
 // unwrapOnce peels one wrapper off line, if it has one: the first peeler
@@ -166,6 +174,21 @@ type peeler struct {
 }
 
 var peelers = []peeler{
+	// pino's JSON lines (a Node.js app relaying a server's output, Msty):
+	// {"level":30,"time":1752516972752,"pid":10104,"hostname":"h","msg":"line\n"}.
+	{quick: prefix(`{"level":`), match: matchPino, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrWrapperTime], attrs[attrHostName] = m[1], m[2]
+		putInt(attrs, attrProcessPID, m[3])
+		return m[4], true
+	}},
+	// A line quoted in a Markdown paste ("> (EngineCore pid=1) ERROR ..."):
+	// only before what starts a server's line (a process prefix, a level,
+	// a time), so a loguru "> File" marker stays.
+	{quick: quotedLineQuick, re: quotedLinePattern, apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+	// A code fence's stray backtick glued to the first line of a paste
+	// ("`2024-09-23T12:10:50Z  INFO ..."): a lone backtick at the start.
+	{quick: func(l string) bool { return len(l) > 1 && l[0] == '`' && strings.Count(l, "`") == 1 }, re: strayBacktickPattern,
+		apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
 	{quick: rfc3339At(0), re: isoSyslogPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
 		attrs[attrWrapperTime], attrs[attrHostName], attrs[attrProcessName] = m[1], m[2], m[3]
 		putInt(attrs, attrProcessPID, m[4])
@@ -372,7 +395,13 @@ func viewerTimeQuick(l string) bool {
 }
 
 func syslogQuick(l string) bool {
-	return len(l) > 16 && (l[3] == ' ' && l[6] == ' ' && l[9] == ':' || strings.Contains(l[:6], "月"))
+	// HH:MM:SS after a date of 5 to 10 bytes.
+	for i := 6; i <= 12 && i+8 <= len(l); i++ {
+		if l[i-1] == ' ' && l[i+2] == ':' && l[i+5] == ':' && isDigit(l[i]) && isDigit(l[i+7]) {
+			return true
+		}
+	}
+	return false
 }
 
 func prefix(p string) func(string) bool {
@@ -438,4 +467,33 @@ func (o *unwrapOperator) transform(e *entry.Entry) error {
 		e.Body = line
 	}
 	return nil
+}
+
+func quotedLineQuick(l string) bool { return len(l) > 3 && l[0] == '>' && l[1] == ' ' }
+
+// pinoLine is the part of a pino JSON line the unwrap step reads.
+type pinoLine struct {
+	Level    *int    `json:"level"`
+	Time     *int64  `json:"time"`
+	PID      int     `json:"pid"`
+	Hostname string  `json:"hostname"`
+	Msg      *string `json:"msg"`
+}
+
+// matchPino gives the time (RFC 3339), host, pid and message of a pino
+// line, or nil for any other line.
+func matchPino(l string) []string {
+	var p pinoLine
+	if json.Unmarshal([]byte(l), &p) != nil || p.Level == nil || p.Time == nil || p.Msg == nil {
+		return nil
+	}
+	msg := strings.TrimRight(*p.Msg, "\r\n")
+	if msg == "" {
+		return nil
+	}
+	pid := ""
+	if p.PID > 0 {
+		pid = strconv.Itoa(p.PID)
+	}
+	return []string{l, time.UnixMilli(*p.Time).UTC().Format(time.RFC3339Nano), p.Hostname, pid, msg}
 }
