@@ -102,62 +102,15 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 	if i >= len(d) || d[i] == '}' {
 		return false // {} has neither choices nor error
 	}
+	var st chunkScan
 	var seen uint8
-	choices := false
-	var groq UsageCounts
-	hasGroq := false
 	for {
 		key, j, ok := scanKey(d, i)
 		if !ok {
 			return false
 		}
-		i = j
 		var bit uint8
-		switch string(key) {
-		case "id":
-			bit = 1
-			s.ID, i, ok = scanPlainStr(d, i)
-		case "object":
-			bit = 2
-			i, ok = skipStrOrNull(d, i)
-		case "created":
-			bit = 4
-			i, ok = scanInt(d, i, nil)
-		case "model":
-			bit = 8
-			s.Model, i, ok = scanPlainStr(d, i)
-		case "choices":
-			bit = 16
-			if jsonscan.IsNull(d, i) {
-				i += 4
-				break
-			}
-			choices = true
-			i, ok = scanChoices(d, i, s)
-		case "usage":
-			bit = 32
-			if jsonscan.IsNull(d, i) {
-				i += 4
-				break
-			}
-			s.HasUsage = true
-			i, ok = scanUsage(d, i, &s.Usage)
-		case "x_groq":
-			bit = 128
-			i, ok = scanGroq(d, i, &groq, &hasGroq)
-		case "error":
-			bit = 64
-			if !jsonscan.IsNull(d, i) {
-				return false // in-stream errors are decoded by encoding/json
-			}
-			i += 4
-		default:
-			if foldsTo(key, chunkNames) {
-				return false
-			}
-			i, ok = jsonscan.Value(d, i)
-		}
-		if !ok || seen&bit != 0 {
+		if i, bit, ok = st.member(d, key, j, s); !ok || seen&bit != 0 {
 			return false
 		}
 		seen |= bit
@@ -168,11 +121,63 @@ func scanChunk(d []byte, s *ChunkSummary) bool {
 			break
 		}
 	}
-	if !s.HasUsage && hasGroq {
-		s.HasUsage, s.Usage = true, groq
+	if !s.HasUsage && st.hasGroq {
+		s.HasUsage, s.Usage = true, st.groq
 	}
 	// Nothing but white space may follow, and a chunk must have choices.
-	return jsonscan.SkipSpace(d, i+1) == len(d) && choices
+	return jsonscan.SkipSpace(d, i+1) == len(d) && st.choices
+}
+
+// chunkScan is what scanChunk learns beside the summary: whether choices
+// came, and Groq's usage.
+type chunkScan struct {
+	choices, hasGroq bool
+	groq             UsageCounts
+}
+
+// member scans the value at d[i] of the chunk's member key into s and
+// returns the index after it and the member's bit (0: one it skips); ok
+// false when the fast path cannot vouch for the chunk.
+func (st *chunkScan) member(d, key []byte, i int, s *ChunkSummary) (next int, bit uint8, ok bool) {
+	switch string(key) {
+	case "id":
+		s.ID, i, ok = scanPlainStr(d, i)
+		return i, 1, ok
+	case "object":
+		i, ok = skipStrOrNull(d, i)
+		return i, 2, ok
+	case "created":
+		i, ok = scanInt(d, i, nil)
+		return i, 4, ok
+	case "model":
+		s.Model, i, ok = scanPlainStr(d, i)
+		return i, 8, ok
+	case "choices":
+		if jsonscan.IsNull(d, i) {
+			return i + 4, 16, true
+		}
+		st.choices = true
+		i, ok = scanChoices(d, i, s)
+		return i, 16, ok
+	case "usage":
+		if jsonscan.IsNull(d, i) {
+			return i + 4, 32, true
+		}
+		s.HasUsage = true
+		i, ok = scanUsage(d, i, &s.Usage)
+		return i, 32, ok
+	case "error":
+		// In-stream errors are decoded by encoding/json.
+		return i + 4, 64, jsonscan.IsNull(d, i)
+	case "x_groq":
+		i, ok = scanGroq(d, i, &st.groq, &st.hasGroq)
+		return i, 128, ok
+	}
+	if foldsTo(key, chunkNames) {
+		return i, 0, false
+	}
+	i, ok = jsonscan.Value(d, i)
+	return i, 0, ok
 }
 
 // scanChoices scans the choices array starting at d[i] == '['.
