@@ -19,8 +19,8 @@ import (
 type telemetry struct {
 	meter metric.Meter
 
-	requests, rejected, faults, gone, completed metric.Int64ObservableCounter
-	running, queued, streams                    metric.Int64ObservableGauge
+	requests, rejected, faults, gone, cut, completed metric.Int64ObservableCounter
+	running, queued, streams                         metric.Int64ObservableGauge
 
 	queueFull metric.MeasurementOption
 	byFault   map[string]metric.MeasurementOption
@@ -38,6 +38,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		rejected:  counter("otelcol_mock_llm_rejected", "{request}", "Completion requests refused with a 503, by reason (queue_full)."),
 		faults:    counter("otelcol_mock_llm_faults", "{request}", "Requests given an injected fault, by fault kind."),
 		gone:      counter("otelcol_mock_llm_client_gone", "{request}", "Completion requests whose client went away before the end (queued or streaming)."),
+		cut:       counter("otelcol_mock_llm_cut_bodies", "{request}", "Completion requests whose client went before their body was complete (not served, not counted as requests)."),
 		completed: counter("otelcol_mock_llm_completed", "{request}", "Completion requests answered to the end."),
 		running:   gauge("otelcol_mock_llm_running", "{request}", "Completion requests holding an engine slot now."),
 		queued:    gauge("otelcol_mock_llm_queued", "{request}", "Completion requests waiting for an engine slot now."),
@@ -63,12 +64,13 @@ func (t *telemetry) observe(srv *mockllm.Server) error {
 			}
 		}
 		o.ObserveInt64(t.gone, st.ClientGone)
+		o.ObserveInt64(t.cut, st.CutBodies)
 		o.ObserveInt64(t.completed, st.Completed)
 		o.ObserveInt64(t.running, st.Running)
 		o.ObserveInt64(t.queued, st.Queued)
 		o.ObserveInt64(t.streams, st.ActiveStreams)
 		return nil
-	}, t.requests, t.rejected, t.faults, t.gone, t.completed, t.running, t.queued, t.streams)
+	}, t.requests, t.rejected, t.faults, t.gone, t.cut, t.completed, t.running, t.queued, t.streams)
 	if err != nil {
 		return err
 	}

@@ -41,9 +41,15 @@ type Header struct{ Key, Value string }
 // Trace hooks are called on the goroutine that called Post, in this order;
 // each is optional.
 type Trace struct {
-	ConnectStart         func()
-	ConnectDone          func(err error)
-	GotConn              func(reused bool)
+	ConnectStart func()
+	ConnectDone  func(err error)
+	GotConn      func(reused bool)
+	// WroteRequest is called once the request's last byte is handed to
+	// the kernel: when the request's write returned, or, for a staged
+	// request (Stage), just before the one-byte write that completes it.
+	// That write hands its byte over at once, but on loopback it can
+	// return late: delivering the byte wakes the server, which the kernel
+	// may run first on the client's core.
 	WroteRequest         func()
 	GotFirstResponseByte func()
 }
@@ -65,6 +71,11 @@ type Request struct {
 type Held struct {
 	cn     *conn
 	reused bool
+	hooks  *Trace // Hold's ConnectStart and ConnectDone, for Stage's redial
+	// staged is the request Stage wrote on cn, all of it but its last
+	// byte, which is tail.
+	staged *Request
+	tail   byte
 }
 
 // Hold takes an idle connection, or dials a new one, for a later Post with
@@ -80,14 +91,15 @@ func (c *Client) Hold(ctx context.Context, t *Trace) (*Held, error) {
 	if err != nil {
 		return nil, ctxErr(ctx, err)
 	}
-	return &Held{cn: cn, reused: reused}, nil
+	return &Held{cn: cn, reused: reused, hooks: hooks}, nil
 }
 
 // Unhold gives back a connection taken by Hold and not posted.
 func (c *Client) Unhold(h *Held) {
 	if h != nil && h.cn != nil {
-		c.release(h.cn, true)
-		h.cn = nil
+		// A staged request cannot be taken back: the connection goes.
+		c.release(h.cn, h.staged == nil)
+		h.cn, h.staged = nil, nil
 	}
 }
 
@@ -173,13 +185,21 @@ func (c *Client) Post(ctx context.Context, r *Request) (*Response, error) {
 		return nil, fmt.Errorf("httpstream: %w", context.Cause(ctx))
 	}
 	held := r.Held
+	if err := held.checkStaged(r); err != nil {
+		c.Unhold(held)
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
+		var tail []byte
+		if held != nil && held.cn != nil && held.staged != nil {
+			tail = []byte{held.tail}
+		}
 		cn, reused, err := c.takeConn(ctx, r.Trace, held, attempt > 0)
 		held = nil
 		if err != nil {
 			return nil, ctxErr(ctx, err)
 		}
-		resp, err := c.roundTrip(ctx, cn, r)
+		resp, err := c.roundTrip(ctx, cn, r, tail)
 		if err == nil {
 			return resp, nil
 		}
@@ -191,8 +211,8 @@ func (c *Client) Post(ctx context.Context, r *Request) (*Response, error) {
 }
 
 // roundTrip writes the request and reads the response head on cn. On error
-// cn is closed.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, r *Request) (*Response, error) {
+// cn is closed. A non-nil tail is what is left of a request Stage wrote.
+func (c *Client) roundTrip(ctx context.Context, cn *conn, r *Request, tail []byte) (*Response, error) {
 	cn.nread = 0
 	cn.onFirstByte = nil
 	if r.Trace != nil {
@@ -212,11 +232,20 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, r *Request) (*Response
 		cn.close()
 		return nil, err
 	}
-	if err := c.writeRequest(cn, r); err != nil {
-		return fail(err)
+	wrote := func() {
+		if r.Trace != nil && r.Trace.WroteRequest != nil {
+			r.Trace.WroteRequest()
+		}
 	}
-	if r.Trace != nil && r.Trace.WroteRequest != nil {
-		r.Trace.WroteRequest()
+	var err error
+	if tail != nil {
+		wrote()
+		_, err = cn.nc.Write(tail)
+	} else if err = c.writeRequest(cn, r, 0); err == nil {
+		wrote()
+	}
+	if err != nil {
+		return fail(err)
 	}
 	resp, err := readResponse(cn)
 	if err != nil {
@@ -264,7 +293,8 @@ func checkHeader(h []Header) error {
 
 var headPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-func (c *Client) writeRequest(cn *conn, r *Request) error {
+// writeRequest writes r on cn, all of it but its last hold bytes.
+func (c *Client) writeRequest(cn *conn, r *Request, hold int) error {
 	bp := headPool.Get().(*[]byte)
 	b := append((*bp)[:0], "POST "...)
 	b = append(b, c.target...)
@@ -283,12 +313,17 @@ func (c *Client) writeRequest(cn *conn, r *Request) error {
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(r.Body)), 10)
 	b = append(b, "\r\n\r\n"...)
+	body := r.Body
+	if hold > len(body) {
+		b = b[:len(b)-(hold-len(body))]
+	}
+	body = body[:max(len(body)-hold, 0)]
 	var err error
-	if len(r.Body) <= smallBody {
-		b = append(b, r.Body...)
+	if len(body) <= smallBody {
+		b = append(b, body...)
 		_, err = cn.nc.Write(b)
 	} else {
-		bufs := net.Buffers{b, r.Body}
+		bufs := net.Buffers{b, body}
 		_, err = bufs.WriteTo(cn.nc)
 	}
 	if cap(b) <= 64<<10 {
@@ -304,7 +339,7 @@ func (c *Client) takeConn(ctx context.Context, t *Trace, h *Held, fresh bool) (*
 		return c.getConn(ctx, t, fresh)
 	}
 	cn := h.cn
-	h.cn = nil
+	h.cn, h.staged = nil, nil
 	if t != nil && t.GotConn != nil {
 		t.GotConn(h.reused)
 	}

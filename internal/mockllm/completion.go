@@ -1,8 +1,10 @@
 package mockllm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -91,6 +93,14 @@ var words = []string{" the", " model", " streams", " tokens", " over", " server"
 // handleCompletion serves chat completions and text completions.
 func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// A server takes a request up once its body is in, which a client
+		// may write long after the header: the request's clocks and its
+		// span start then.
+		raw, readErr := readBody(w, r)
+		if cutBody(readErr) {
+			s.cutBodies.Add(1) // the client went before the whole request came
+			return
+		}
 		n := s.seq.Add(1)
 		s.requests.Add(1)
 		rec := Record{
@@ -104,7 +114,7 @@ func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 		defer s.finishCompletion(e, &rec, span)
 		w.Header().Set(HeaderRequestID, rec.ID)
 
-		q, ok := s.readCompletionRequest(w, r, ep, &rec, span)
+		q, ok := s.readCompletionRequest(w, raw, readErr, ep, &rec, span)
 		if !ok {
 			return
 		}
@@ -135,15 +145,32 @@ func (s *Server) finishCompletion(e *entry, rec *Record, span trace.Span) {
 	s.hist.finish(e, rec)
 }
 
-// readCompletionRequest decodes the body, names the span after the request
-// and checks the model; false when it answered an error.
-func (s *Server) readCompletionRequest(w http.ResponseWriter, r *http.Request, ep endpoint, rec *Record, span trace.Span) (completionRequest, bool) {
+// maxBody bounds a request body.
+const maxBody = 32 << 20
+
+// readBody reads r's body to its end (at most maxBody bytes). Reading it
+// to its end also lets net/http watch the connection, so that a client
+// leaving while queued cancels r.Context().
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+}
+
+// cutBody reports a body read that failed for another reason than its
+// size: the client closed or reset the connection before the body ended.
+func cutBody(err error) bool {
+	var mbe *http.MaxBytesError
+	return err != nil && !errors.As(err, &mbe)
+}
+
+// readCompletionRequest decodes the body raw (readErr: its read failed),
+// names the span after the request and checks the model; false when it
+// answered an error.
+func (s *Server) readCompletionRequest(w http.ResponseWriter, raw []byte, readErr error, ep endpoint, rec *Record, span trace.Span) (completionRequest, bool) {
 	var q completionRequest
-	body := http.MaxBytesReader(w, r.Body, 32<<20)
-	err := json.NewDecoder(body).Decode(&q)
-	// Reading the body to its end lets net/http watch the connection,
-	// so that a client leaving while queued cancels r.Context().
-	_, _ = io.Copy(io.Discard, body)
+	err := readErr
+	if err == nil {
+		err = json.NewDecoder(bytes.NewReader(raw)).Decode(&q)
+	}
 	if err != nil {
 		rec.Status = http.StatusBadRequest
 		setSpanError(span, "400")
@@ -404,7 +431,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		Model string          `json:"model"`
 		Input json.RawMessage `json:"input"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 32<<20)).Decode(&q); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&q); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "request body is not valid JSON: "+err.Error())
 		return
 	}

@@ -37,7 +37,7 @@ type Record struct {
 	PlannedTTFT   time.Duration
 	PlannedITL    time.Duration // mean of the planned gaps
 
-	Received time.Time // the handler began
+	Received time.Time // the request's body was read to its end
 	// QueueWait is how long the request waited for an engine slot
 	// (Config.MaxRunning): its TTFT clock started at Received+QueueWait.
 	// 0 when a slot was free at once.

@@ -28,6 +28,9 @@ type Stats struct {
 	Completed     int64 `json:"completed_streams"`
 	Faults        int64 `json:"faults"`
 	ClientGone    int64 `json:"client_gone"`
+	// CutBodies counts completion requests whose client went before their
+	// body was complete: no request to serve, so no record and no span.
+	CutBodies int64 `json:"cut_bodies"`
 	// Running is the completion requests holding an engine slot now (in
 	// prefill or decode); Queued those waiting for one, MaxQueued the peak
 	// of Queued, and Rejected those refused with a 503 because the queue
@@ -61,6 +64,7 @@ type Server struct {
 	created int64
 
 	requests, active, maxActive, completed, faults, gone atomic.Int64
+	cutBodies                                            atomic.Int64
 	faultsByKind                                         map[string]*atomic.Int64
 	eng                                                  *engine
 	sessions                                             *sessionBook
@@ -203,7 +207,7 @@ func (s *Server) Stats() Stats {
 	return Stats{
 		Requests: s.requests.Load(), ActiveStreams: s.active.Load(), MaxStreams: s.maxActive.Load(),
 		Completed: s.completed.Load(), Faults: s.faults.Load(), ClientGone: s.gone.Load(),
-		Running: s.eng.running.Load(), Queued: s.eng.queued.Load(), MaxQueued: s.eng.maxQueued.Load(),
+		CutBodies: s.cutBodies.Load(), Running: s.eng.running.Load(), Queued: s.eng.queued.Load(), MaxQueued: s.eng.maxQueued.Load(),
 		Rejected: s.eng.rejected.Load(), HistoryMismatches: s.historyMismatches.Load(),
 		PrefixCacheQueries: s.prefixQueries.Load(), PrefixCacheHits: s.prefixHits.Load(),
 		Preemptions: s.eng.preemptions.Load(), KVCacheTokens: s.eng.kvTokens.Load(),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -406,4 +407,54 @@ func TestContinuousUsage(t *testing.T) {
 	for _, c := range readStream(plain.Body).chunks {
 		assert.Nil(t, c.Usage, "without include_usage there is no usage")
 	}
+}
+
+// A request is received when its body is in, not when its header is: a
+// client that writes the body 150 ms after the header (as a trace replay
+// that stages its requests does) is not charged those 150 ms in the
+// ground truth, and the server span starts then too.
+func TestReceivedWhenTheBodyIsIn(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := trace.NewTracerProvider(trace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	s := startServer(t, nil, WithTracerProvider(tp))
+	body := `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(pw, body[:len(body)-1])
+		time.Sleep(150 * time.Millisecond)
+		_, _ = io.WriteString(pw, body[len(body)-1:])
+		_ = pw.Close()
+	}()
+	req, err := http.NewRequest(http.MethodPost, s.URL()+"/v1/chat/completions", pr)
+	require.NoError(t, err)
+	req.ContentLength = int64(len(body))
+	sent := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.True(t, readStream(resp.Body).done)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rec, ok := s.Record(ctx, resp.Header.Get(HeaderRequestID))
+	require.True(t, ok)
+	assert.GreaterOrEqual(t, rec.Received.Sub(sent), 150*time.Millisecond, "received once the last byte came")
+	assert.Less(t, rec.TTFT(), 150*time.Millisecond, "the wait for the body is not in the TTFT (planned 20 ms)")
+	spans := exp.GetSpans()
+	require.Len(t, spans, 1)
+	assert.False(t, spans[0].StartTime.Before(rec.Received.Add(-time.Millisecond)), "the span starts with the request")
+}
+
+// A client that goes before its request's body is complete sent no
+// request: the server counts it as a cut body and keeps no record of it.
+func TestCutBodyIsNoRequest(t *testing.T) {
+	s := startServer(t, nil)
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.URL(), "http://"))
+	require.NoError(t, err)
+	_, err = io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"stream\":true,")
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.Eventually(t, func() bool { return s.Stats().CutBodies == 1 }, 5*time.Second, 5*time.Millisecond)
+	assert.Zero(t, s.Stats().Requests)
+	assert.Empty(t, s.Records())
 }

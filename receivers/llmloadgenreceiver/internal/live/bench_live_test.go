@@ -102,8 +102,9 @@ func startMockOn(b *testing.B, cpu int, args ...string) string {
 }
 
 type mockTruth struct {
-	TTFT float64   `json:"ttft_s"`
-	ITL  []float64 `json:"itl_s"`
+	TTFT     float64   `json:"ttft_s"`
+	ITL      []float64 `json:"itl_s"`
+	Received time.Time // the request's body was in
 }
 
 func fetchTruth(url, id string) (mockTruth, error) {

@@ -15,10 +15,13 @@ import (
 // excerpt at 1× against mockllm in its own process (TTFT 20 ms, ITL 5 ms,
 // each row's output length exactly, its prompt from its hash ids) and
 // reports how late each request left the client against its row's time:
-// dispatched (its goroutine past the gate, slot and connection taken) and
-// written (the whole request on the socket), p50 / p99 / max in µs, and the
-// requests sent against the window's rows. The conversation trace sends up
-// to 16 rows at one timestamp; the synthetic one has a timestamp per row.
+// dispatched (its goroutine past the gate, slot and connection taken),
+// written (the write of its last byte returned: a staged request's one
+// byte, the whole request otherwise) and arrived (the mock had read its
+// body to the end, from the mock's own record), p50 / p99 / max in µs, and
+// the requests sent against the window's rows. The conversation trace
+// sends up to 16 rows at one timestamp; the synthetic one has a timestamp
+// per row.
 //
 //	go test -run '^$' -bench TraceReplayTiming -benchtime 1x ./receivers/llmloadgenreceiver/internal/live/
 func BenchmarkTraceReplayTiming(b *testing.B) {
@@ -49,7 +52,7 @@ func benchTraceReplay(b *testing.B, url, name string) {
 	run := startLive(b, cfg)
 	run.runDone(b, window+2*time.Minute)
 	run.stop(b)
-	var disp, sent []float64
+	var disp, sent, arrived []float64
 	bursts := map[int64][]float64{} // dispatch lateness by scheduled time
 	for _, td := range run.traces.AllTraces() {
 		eachSpan(td, func(sp ptrace.Span) {
@@ -67,6 +70,11 @@ func benchTraceReplay(b *testing.B, url, name string) {
 				}
 			}
 			disp = append(disp, d)
+			if id, ok := sp.Attributes().Get(attrResponseID); ok {
+				if tr, err := fetchTruth(url, id.Str()); err == nil && !tr.Received.IsZero() {
+					arrived = append(arrived, float64(tr.Received.Sub(start))/1e3)
+				}
+			}
 			bursts[start.UnixNano()] = append(bursts[start.UnixNano()], d)
 			if w >= 0 {
 				sent = append(sent, w)
@@ -76,8 +84,12 @@ func benchTraceReplay(b *testing.B, url, name string) {
 	if len(sent) == 0 {
 		b.Fatal("no request written")
 	}
+	if len(arrived) != len(disp) {
+		b.Fatalf("the mock has records of %d of %d requests", len(arrived), len(disp))
+	}
 	slices.Sort(disp)
 	slices.Sort(sent)
+	slices.Sort(arrived)
 	// The first row of each timestamp shows the schedule's own timing; the
 	// others of a burst leave one after another behind the writes ahead.
 	var firsts, perRow []float64
@@ -100,10 +112,14 @@ func benchTraceReplay(b *testing.B, url, name string) {
 	b.ReportMetric(pct(sent, 0.5), "written_p50_us")
 	b.ReportMetric(pct(sent, 0.99), "written_p99_us")
 	b.ReportMetric(sent[len(sent)-1], "written_max_us")
+	b.ReportMetric(pct(arrived, 0.5), "arrived_p50_us")
+	b.ReportMetric(pct(arrived, 0.99), "arrived_p99_us")
+	b.ReportMetric(arrived[len(arrived)-1], "arrived_max_us")
 	b.ReportMetric(float64(len(sent)), "written")
 	b.ReportMetric(float64(len(rows)), "rows")
-	b.Logf("%s: %d rows at %d timestamps, %d written; from each row's time: dispatched p50 %.0f µs p99 %.0f µs max %.0f µs (first of each timestamp p50 %.0f µs p99 %.0f µs), written p50 %.0f µs p99 %.0f µs max %.0f µs",
-		name, len(rows), len(bursts), len(sent), pct(disp, 0.5), pct(disp, 0.99), disp[len(disp)-1], pct(firsts, 0.5), pct(firsts, 0.99), pct(sent, 0.5), pct(sent, 0.99), sent[len(sent)-1])
+	b.Logf("%s: %d rows at %d timestamps, %d written; from each row's time: dispatched p50 %.0f µs p99 %.0f µs max %.0f µs (first of each timestamp p50 %.0f µs p99 %.0f µs), written p50 %.0f µs p99 %.0f µs max %.0f µs, arrived at the mock p50 %.0f µs p99 %.0f µs max %.0f µs",
+		name, len(rows), len(bursts), len(sent), pct(disp, 0.5), pct(disp, 0.99), disp[len(disp)-1], pct(firsts, 0.5), pct(firsts, 0.99),
+		pct(sent, 0.5), pct(sent, 0.99), sent[len(sent)-1], pct(arrived, 0.5), pct(arrived, 0.99), arrived[len(arrived)-1])
 	if len(perRow) > 0 {
 		b.Logf("%s: in a burst, each row after the first left %.0f µs after the one before (median of %d bursts)", name, pct(perRow, 0.5), len(perRow))
 	}

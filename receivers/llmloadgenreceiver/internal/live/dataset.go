@@ -161,10 +161,12 @@ func (r *Runner) runTrace(ctx context.Context, start time.Time) {
 
 // traceArmLead is how long before its time a trace row is armed: its
 // goroutine started, its concurrency slot and its connection taken (dialled
-// if none is idle), so that at its time only the write is left. Rows of one
-// timestamp, which real traces have many of, then go out behind each
-// other's writes only, not behind each other's setup; 10 ms covers a burst
-// of 16 new connections on a busy 2-core machine, where 2 ms did not.
+// if none is idle), and its request written on it but for the last byte
+// (raw transport), so that at its time only that byte is left to write.
+// Rows of one timestamp, which real traces have many of, then go out
+// behind each other's one-byte writes only, not behind each other's setup
+// and bodies (up to hundreds of KB each); 10 ms covers a burst of 16 new
+// connections on a busy 2-core machine, where 2 ms did not.
 const traceArmLead = 10 * time.Millisecond
 
 // A traceGate is opened at its time and sends the rows armed for it.
@@ -268,15 +270,19 @@ func (r *Runner) openGate(ctx context.Context, pc *pacer, g *traceGate, prev tim
 	return true
 }
 
-// sendArmed queues trace row tr's request and takes its connection, waits
-// for gate and sends it. When the replay ends first (ctx), the request is
-// finished as cancelled, unsent.
+// sendArmed queues trace row tr's request, takes its connection and writes
+// the request on it but for its last byte, waits for gate and sends that
+// byte. When the replay ends first (ctx), the request is finished as
+// cancelled, unsent: the server never had all of it.
 func (r *Runner) sendArmed(ctx context.Context, sched time.Time, tr *tracedRequest, gate <-chan struct{}) {
 	res, ok := r.queue(sched, 0, tr, nil)
 	if !ok {
 		return
 	}
 	r.client.hold(r.reqCtx, res)
+	if tr.err == nil {
+		r.client.stage(r.reqCtx, res, tr.body)
+	}
 	select {
 	case <-gate:
 	case <-ctx.Done():

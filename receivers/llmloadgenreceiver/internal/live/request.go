@@ -105,6 +105,7 @@ type liveResult struct {
 	DatasetRow int64
 	traced     *tracedRequest // the trace row replayed, or nil
 	held       *httpstream.Held
+	staged     *httpstream.Request // written on held but for its last byte
 	// PrefixGroup and CacheableTokens: the shared-prefix group the request
 	// drew and its shared tokens (0 without live.prompt.shared_prefix).
 	PrefixGroup     int

@@ -67,10 +67,12 @@ func setHeader(h []httpstream.Header, name, value string) []httpstream.Header {
 // time when live.kernel_timestamps is on.
 func (c *liveClient) doRaw(rctx, runCtx context.Context, body []byte, res *liveResult, pt *phaseTimer) {
 	t := &c.cfg.Timeouts
-	h := make([]httpstream.Header, len(c.raw.header), len(c.raw.header)+1)
-	copy(h, c.raw.header)
-	h = append(h, httpstream.Header{Key: "traceparent", Value: res.traceparent()})
-	trace := &httpstream.Trace{
+	req := res.staged
+	res.staged = nil
+	if req == nil {
+		req = &httpstream.Request{Header: c.rawHeader(res), Body: body}
+	}
+	req.Trace = &httpstream.Trace{
 		ConnectStart: func() { res.Net.set(netConnStart) },
 		ConnectDone:  func(error) { res.Net.set(netConnDone) },
 		GotConn: func(reused bool) {
@@ -80,9 +82,9 @@ func (c *liveClient) doRaw(rctx, runCtx context.Context, body []byte, res *liveR
 		WroteRequest:         func() { res.WroteReq = time.Now() },
 		GotFirstResponseByte: func() { res.FirstByte = time.Now() },
 	}
-	held := res.held
+	req.Held = res.held
 	res.held = nil
-	resp, err := c.raw.client.Post(rctx, &httpstream.Request{Header: h, Body: body, Trace: trace, Held: held})
+	resp, err := c.raw.client.Post(rctx, req)
 	if err != nil {
 		res.End = time.Now()
 		res.fail(classifyErr(rctx, runCtx, err), err)
@@ -111,11 +113,35 @@ func (c *liveClient) hold(ctx context.Context, res *liveResult) {
 	}
 }
 
+// rawHeader is the raw transport's header fields with res's traceparent.
+func (c *liveClient) rawHeader(res *liveResult) []httpstream.Header {
+	h := make([]httpstream.Header, len(c.raw.header), len(c.raw.header)+1)
+	copy(h, c.raw.header)
+	return append(h, httpstream.Header{Key: "traceparent", Value: res.traceparent()})
+}
+
+// stage writes res's request, all of it but its last byte, on the
+// connection hold took (raw transport only), so that at its time only that
+// byte goes out and the request reaches the server complete then, however
+// long its prompt. The write is bounded by live.timeouts.connect; when it
+// fails the send dials and writes the whole request at its time.
+func (c *liveClient) stage(ctx context.Context, res *liveResult, body []byte) {
+	if c.raw == nil || res.held == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeouts.Connect)
+	defer cancel()
+	req := &httpstream.Request{Header: c.rawHeader(res), Body: body}
+	if c.raw.client.Stage(ctx, res.held, req) == nil {
+		res.staged = req
+	}
+}
+
 // unhold gives back res's held connection when it is not sent.
 func (c *liveClient) unhold(res *liveResult) {
 	if c.raw != nil && res.held != nil {
 		c.raw.client.Unhold(res.held)
-		res.held = nil
+		res.held, res.staged = nil, nil
 	}
 }
 
