@@ -114,7 +114,12 @@ const (
 	// journalctl's own lines: "-- Logs begin at ... --", "-- Boot 1a2b.. --",
 	// "-- Reboot --", "-- No entries --".
 	eventJournalMarker = "journald.marker"
-	eventSystemd       = "systemd.notice"
+	// journalctl -x's explanation from the message catalog, each line
+	// behind "░░ " ("░░ Subject: A start job for unit ollama.service has
+	// finished successfully", "░░ Defined-By: systemd", a lone "░░").
+	eventJournalCatalog = "journald.catalog"
+	journalCatalogMark  = "░░"
+	eventSystemd        = "systemd.notice"
 	// A log viewer's time or level column that a copy put on a line of its
 	// own ("2026-02-02 17:59:02.735", "info").
 	eventViewerColumn = "log_viewer.column"
@@ -134,6 +139,8 @@ func collectionEvent(body string, attrs map[string]any) string {
 		return eventViewerColumn
 	case strings.HasPrefix(body, "-- ") && strings.HasSuffix(body, " --") && isJournalMarker(body):
 		return eventJournalMarker
+	case strings.HasPrefix(body, journalCatalogMark):
+		return eventJournalCatalog
 	case len(body) > len(blobSuffix)+1 && body[0] == '[' && strings.HasSuffix(body, blobSuffix) &&
 		allDigits(body[1:len(body)-len(blobSuffix)]):
 		return eventBlob

@@ -38,9 +38,10 @@ const (
 var (
 	// ANSI colour codes, as escapes and as the literal text that terminals,
 	// journald exports and issue pastes leave: ESC[..m, #033[..m, ^[[..m,
-	// \033[..m, \x1b[..m, \u001b[..m, and ESC[..m (a viewer that prints
-	// the escape's name).
-	ansiPattern = regexp.MustCompile(`(?:\x1b|#033|\^\[|\\033|\\x1b|\\u001b|ESC)\[[0-9;]*[A-Za-z]`)
+	// \033[..m, \x1b[..m, \u001b[..m, ESC[..m (a viewer that prints
+	// the escape's name) and �[..m (one that shows the escape byte as
+	// the Unicode replacement character).
+	ansiPattern = regexp.MustCompile(`(?:\x1b|#033|\^\[|\\033|\\x1b|\\u001b|ESC|\x{FFFD})\[[0-9;]*[A-Za-z]`)
 	// The same codes with the escape byte lost on the way (a paste, a log
 	// UI): "[2m", "[0m"; taken for codes only on a line holding a reset,
 	// with the space that replaced the escape.
@@ -49,8 +50,10 @@ var (
 	// export): the colours as tags around the text.
 	htmlTagPattern = regexp.MustCompile(`</?(?:font|span|b|i|u|strong|em)(?:\s[^>]*)?>`)
 	// kubectl logs --timestamps, docker logs -t, log exports (CloudWatch,
-	// Loki): an RFC 3339 time and white space before the line.
-	kubeTimePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))[ \t](.*\S.*)$`)
+	// Loki): an RFC 3339 time and white space before the line; some
+	// collectors print the offset apart, with the zone's name
+	// ("2025-10-24T17:12:08.363544040 +08:00 CST ").
+	kubeTimePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}| [+-]\d{2}:?\d{2}(?: [A-Z]{2,5})?))[ \t](.*\S.*)$`)
 	// rsyslog's high-precision file format (RSYSLOG_FileFormat, RFC 5424's
 	// time): "2026-07-28T20:08:39.809061-04:00 host tag[pid]: ".
 	isoSyslogPattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) ([\w.-]+) ([\w./@-]+)\[(\d+)\]:(?: (.*))?$`)
@@ -75,9 +78,10 @@ var (
 	// journald / syslog: "Mon DD HH:MM:SS host tag[pid]: ".
 	// The month may be localized ("9月 02 14:46:54", "janv. 20 23:15:05",
 	// "Okt 05 ...") or the date numeric ("06.05 13:15:31"); the host may be empty
-	// and the tag end with a colon ("  llama-Qwen:[1351]: "); an empty
+	// and the tag end with a colon ("  llama-Qwen:[1351]: "), or the host
+	// be a placeholder a user put for it ("<ollama server>"); an empty
 	// message leaves nothing after the colon.
-	syslogPattern = regexp.MustCompile(`^(?:(?:\p{Lu}\p{Ll}{2}|\p{Ll}{3,4}\.?|\d{1,2}月) [ \d]\d|\d{2}\.\d{2}\.?) \d{2}:\d{2}:\d{2} (\S*) +([\w./@:-]+?)(?:\[(\d+)\])?:(?: (.*))?$`)
+	syslogPattern = regexp.MustCompile(`^(?:(?:\p{Lu}\p{Ll}{2}|\p{Ll}{3,4}\.?|\d{1,2}月) [ \d]\d|\d{2}\.\d{2}\.?) \d{2}:\d{2}:\d{2} (<[^<>]*>|\S*) +([\w./@:-]+?)(?:\[(\d+)\])?:(?: (.*))?$`)
 	// A supervisor's PID column ("[42027] ").
 	pidColumnPattern = regexp.MustCompile(`^\[(\d+)\] (.*)$`)
 	// syslog's repeat line: "message repeated N times: [ line ]".
@@ -87,9 +91,12 @@ var (
 	// A process's prefix, from vLLM's multiprocessing ("(APIServer pid=1) ",
 	// "(EngineCore_DP0 pid=2) ", "(VllmWorker rank=0 pid=3) ",
 	// "(VllmWorker rank=0 engine_index=0 pid=4) ", "(VllmWorker TP0 pid=5) ") or Ray
-	// ("(WorkerDict pid=5, ip=10.0.0.5) "). matchProcessPrefix is this
-	// pattern by hand, held to it by FuzzProcessPrefix.
-	processPattern = regexp.MustCompile(`^\(([\w.-]+)(?: [A-Za-z_]+=?\d+)* pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
+	// ("(WorkerDict pid=5, ip=10.0.0.5) ", a Serve replica's
+	// "(ServeReplica:app:LLMServer:model pid=6) "); Ray nests them, one per
+	// process the line went through, and each is peeled in turn.
+	// matchProcessPrefix is this pattern by hand, held to it by
+	// FuzzProcessPrefix.
+	processPattern = regexp.MustCompile(`^\(([\w.:-]+)(?: [A-Za-z_]+=?\d+)* pid=(\d+)(?:, ip=[\d.]+)?\)(?: (.*))?$`)
 	// A CI log's bracketed time (Buildkite): "[2025-12-13T19:54:35Z] ".
 	ciTimePattern = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))\] (.*)$`)
 	// journald's short output without date and host ("ollama[1291103]: "),
@@ -101,9 +108,9 @@ var (
 	ctrlCPattern = regexp.MustCompile(`^(?:\^C|\x03)+(.+)$`)
 	// A terminal UI's box (k9s): "│ line   │".
 	boxPattern = regexp.MustCompile(`^│ (.*?) *│? *$`)
-	// A Markdown quote before a server's line; the stray backtick of a
-	// code fence.
-	quotedLinePattern    = regexp.MustCompile(`^> ((?:\(|[A-Z]{4,8} |\d|\[).*)$`)
+	// A Markdown quote before a server's line (or before journald's
+	// "Jun 05 12:36:11 "); the stray backtick of a code fence.
+	quotedLinePattern    = regexp.MustCompile(`^> ((?:\(|[A-Z]{4,8} |\d|\[|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} ).*)$`)
 	strayBacktickPattern = regexp.MustCompile("^`(.+)$")
 	// Ray's de-duplication suffix: " [repeated 3x across cluster]".
 	rayRepeatPattern = regexp.MustCompile(`^(.*) \[repeated (\d+)x across cluster\]$`)
@@ -135,7 +142,8 @@ func unwrap(line string, attrs map[string]any) string {
 // hasANSI is the cheap check in front of ansiPattern.
 func hasANSI(s string) bool {
 	return strings.IndexByte(s, 0x1b) >= 0 || strings.Contains(s, "033[") || strings.Contains(s, "^[[") ||
-		strings.Contains(s, "x1b[") || strings.Contains(s, "u001b[") || strings.Contains(s, "ESC[")
+		strings.Contains(s, "x1b[") || strings.Contains(s, "u001b[") || strings.Contains(s, "ESC[") ||
+		strings.Contains(s, "\uFFFD[")
 }
 
 // unwrapOnce peels one wrapper off line, if it has one: the first peeler
@@ -293,7 +301,7 @@ func matchProcessPrefix(l string) []string {
 		return nil
 	}
 	fields := strings.Split(inner, " ")
-	if len(fields) < 2 || !isWordDotDash(fields[0]) {
+	if len(fields) < 2 || !isProcessName(fields[0]) {
 		return nil
 	}
 	// " key=digits" or " TP0"-like pairs, the last of them pid.
@@ -309,11 +317,11 @@ func matchProcessPrefix(l string) []string {
 	return []string{l, fields[0], pid, rest}
 }
 
-// isWordDotDash is [\w.-]+.
-func isWordDotDash(s string) bool {
+// isProcessName is [\w.:-]+.
+func isProcessName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '-') {
+		if !(isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '-' || c == ':') {
 			return false
 		}
 	}

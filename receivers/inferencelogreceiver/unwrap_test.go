@@ -88,6 +88,14 @@ func TestUnwrap(t *testing.T) {
 		{"stacked: journald, compose-less docker time, rank", "Dec  1 10:00:00 node dockerd[99]: 2025-12-01T10:00:00Z [rank1]: " + vllm, vllm,
 			map[string]any{attrHostName: "node", attrProcessName: "dockerd", attrProcessPID: int64(99), attrWrapperTime: "2025-12-01T10:00:00Z", attrRank: int64(1)}},
 		{"a pipe is not a compose prefix", "slot launch_slot_: id  0 | task 0 | processing task", "slot launch_slot_: id  0 | task 0 | processing task", map[string]any{}},
+		{"ansi with the escape shown as the replacement character", "\uFFFD[34m2.53.771.327\uFFFD[0m \uFFFD[35mW slot update_slots: id  0 | task 205 | n_past = 29393",
+			"2.53.771.327 W slot update_slots: id  0 | task 205 | n_past = 29393", map[string]any{}},
+		{"collector time with the offset apart and the zone's name", "2025-10-24T17:12:08.363544040 +08:00 CST (APIServer pid=1) " + vllm, vllm,
+			map[string]any{attrWrapperTime: "2025-10-24T17:12:08.363544040 +08:00 CST", attrProcessTitle: "APIServer", attrProcessPID: int64(1)}},
+		{"quoted journald with a placeholder host", "> Jun 05 12:36:11 <ollama server> ollama[25973]: time=x level=INFO", "time=x level=INFO",
+			map[string]any{attrHostName: "<ollama server>", attrProcessName: "ollama", attrProcessPID: int64(25973)}},
+		{"ray serve's nested process prefixes", "(ServeReplica:app:LLMServer:m-1 pid=28488) (EngineCore pid=29087) (RayWorkerProc pid=29271) " + vllm, vllm,
+			map[string]any{attrProcessTitle: "RayWorkerProc", attrProcessPID: int64(29271)}},
 		{"gin line kept", `[GIN] 2024/05/12 - 06:47:18 | 200 |  1.2s |  127.0.0.1 | POST "/api/chat"`, `[GIN] 2024/05/12 - 06:47:18 | 200 |  1.2s |  127.0.0.1 | POST "/api/chat"`, map[string]any{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,6 +117,7 @@ var processPrefixCases = []string{
 	"(VllmWorker rank=0 engine_index=0 pid=31774) x", "(A pid=1 pid=2) x", "(A Rank=1 pid=2) x", "(A pid=1, ip=1.2.3.4) x",
 	"(A rank=1, ip=1.2.3.4 pid=2) x", "(A x=1 pid=2, ip=3)", "(VllmWorker TP0 pid=5) x", "(A TP pid=5) x", "(A 0 pid=5) x",
 	"(A T=P0 pid=5) x", "(A TP0= pid=5) x", "(A pid5 pid=5) x",
+	"(ServeReplica:app:LLMServer:model-1 pid=28488) (EngineCore pid=29087) x", "(: pid=1) x", "(a::b pid=1) x",
 }
 
 func TestProcessPrefixMatchesPattern(t *testing.T) {
