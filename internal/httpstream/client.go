@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 const (
@@ -45,12 +47,13 @@ type Trace struct {
 	ConnectDone  func(err error)
 	GotConn      func(reused bool)
 	// WroteRequest is called once the request's last byte is handed to
-	// the kernel: when the request's write returned, or, for a staged
-	// request (Stage), just before the one-byte write that completes it.
-	// That write hands its byte over at once, but on loopback it can
-	// return late: delivering the byte wakes the server, which the kernel
-	// may run first on the client's core.
-	WroteRequest         func()
+	// the kernel, with the time it was: when the request's write returned,
+	// or, for a staged request (Stage), just before the one-byte write
+	// that completed it (by the Post or by SendStaged). That write hands
+	// its byte over at once, but on loopback it can return late:
+	// delivering the byte wakes the server, which the kernel may run first
+	// on the client's core.
+	WroteRequest         func(at time.Time)
 	GotFirstResponseByte func()
 }
 
@@ -73,9 +76,15 @@ type Held struct {
 	reused bool
 	hooks  *Trace // Hold's ConnectStart and ConnectDone, for Stage's redial
 	// staged is the request Stage wrote on cn, all of it but its last
-	// byte, which is tail.
+	// byte, which is tail; sc is that connection, for SendStaged (cn is
+	// handed to the Post). send is tail's state (tailStaged, tailSending,
+	// tailSent), sentAt when it was handed to the kernel (Unix ns): the
+	// Post and SendStaged may race to send it, and one does.
 	staged *Request
+	sc     *conn
 	tail   byte
+	send   atomic.Int32
+	sentAt atomic.Int64
 }
 
 // Hold takes an idle connection, or dials a new one, for a later Post with
@@ -190,16 +199,16 @@ func (c *Client) Post(ctx context.Context, r *Request) (*Response, error) {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		var tail []byte
+		var staged *Held
 		if held != nil && held.cn != nil && held.staged != nil {
-			tail = []byte{held.tail}
+			staged = held
 		}
 		cn, reused, err := c.takeConn(ctx, r.Trace, held, attempt > 0)
 		held = nil
 		if err != nil {
 			return nil, ctxErr(ctx, err)
 		}
-		resp, err := c.roundTrip(ctx, cn, r, tail)
+		resp, err := c.roundTrip(ctx, cn, r, staged)
 		if err == nil {
 			return resp, nil
 		}
@@ -211,8 +220,9 @@ func (c *Client) Post(ctx context.Context, r *Request) (*Response, error) {
 }
 
 // roundTrip writes the request and reads the response head on cn. On error
-// cn is closed. A non-nil tail is what is left of a request Stage wrote.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, r *Request, tail []byte) (*Response, error) {
+// cn is closed. staged, when set, holds the request Stage wrote on cn but
+// for its last byte.
+func (c *Client) roundTrip(ctx context.Context, cn *conn, r *Request, staged *Held) (*Response, error) {
 	cn.nread = 0
 	cn.onFirstByte = nil
 	if r.Trace != nil {
@@ -232,20 +242,18 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, r *Request, tail []byt
 		cn.close()
 		return nil, err
 	}
-	wrote := func() {
-		if r.Trace != nil && r.Trace.WroteRequest != nil {
-			r.Trace.WroteRequest()
-		}
-	}
+	var at time.Time
 	var err error
-	if tail != nil {
-		wrote()
-		_, err = cn.nc.Write(tail)
+	if staged != nil {
+		at, err = staged.sendTail(cn)
 	} else if err = c.writeRequest(cn, r, 0); err == nil {
-		wrote()
+		at = time.Now()
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if r.Trace != nil && r.Trace.WroteRequest != nil {
+		r.Trace.WroteRequest(at)
 	}
 	resp, err := readResponse(cn)
 	if err != nil {

@@ -154,7 +154,7 @@ func TestTraceOrder(t *testing.T) {
 		ConnectStart:         func() { got = append(got, "connect") },
 		ConnectDone:          func(err error) { got = append(got, fmt.Sprint("connected ", err)) },
 		GotConn:              func(r bool) { got = append(got, fmt.Sprint("conn ", r)) },
-		WroteRequest:         func() { got = append(got, "wrote") },
+		WroteRequest:         func(time.Time) { got = append(got, "wrote") },
 		GotFirstResponseByte: func() { got = append(got, "first byte") },
 	}
 	resp := post(t, cl, context.Background(), tr)
@@ -532,7 +532,7 @@ func TestHeldConnection(t *testing.T) {
 	tr := &Trace{
 		ConnectStart: func() { events = append(events, "connect") },
 		GotConn:      func(r bool) { events = append(events, fmt.Sprint("got reused=", r)) },
-		WroteRequest: func() { events = append(events, "wrote") },
+		WroteRequest: func(time.Time) { events = append(events, "wrote") },
 	}
 	h, err := cl.Hold(context.Background(), tr)
 	require.NoError(t, err)

@@ -3,6 +3,9 @@ package httpstream
 import (
 	"context"
 	"errors"
+	"net"
+	"runtime"
+	"time"
 )
 
 // errStagedMismatch is returned by a Post whose request is not the one
@@ -51,7 +54,8 @@ func (c *Client) Stage(ctx context.Context, h *Held, r *Request) error {
 		h.cn = nil
 		return ctxErr(ctx, err)
 	}
-	h.staged = r
+	h.staged, h.sc = r, h.cn
+	h.send.Store(tailStaged)
 	if n := len(r.Body); n > 0 {
 		h.tail = r.Body[n-1]
 	} else {
@@ -91,4 +95,68 @@ func (h *Held) checkStaged(r *Request) error {
 		}
 	}
 	return nil
+}
+
+// States of a staged request's last byte (Held.send).
+const (
+	tailStaged  = iota // not sent
+	tailSending        // a goroutine is writing it
+	tailSent           // handed to the kernel at Held.sentAt
+)
+
+// SendStaged writes the last byte of the request staged on h at once,
+// without waiting, and reports when it was handed to the kernel. It is for
+// a caller that releases many staged requests at one moment from one
+// goroutine, while the Post of each runs on its own: whichever of the two
+// comes first sends the byte, the other finds it sent (a Post waits for a
+// SendStaged under way), so that a burst goes out at once even when the
+// sending goroutine loses its core halfway. ok is false when the byte was
+// not sent here: already sent or being sent, the socket's send buffer
+// full, an error, or a platform other than Linux; the Post then sends it
+// and reports what went wrong.
+func (c *Client) SendStaged(h *Held) (at time.Time, ok bool) {
+	if h == nil || h.sc == nil || !h.send.CompareAndSwap(tailStaged, tailSending) {
+		return time.Time{}, false
+	}
+	sent := false
+	if tc, isTCP := h.sc.nc.(*net.TCPConn); isTCP {
+		if rc, err := tc.SyscallConn(); err == nil {
+			tail := [1]byte{h.tail}
+			err = rc.Write(func(fd uintptr) bool {
+				at = time.Now()
+				sent = writeNow(fd, tail[:])
+				return true // one try: never wait for the buffer
+			})
+			sent = sent && err == nil
+		}
+	}
+	if !sent {
+		h.send.Store(tailStaged) // the Post writes it
+		return time.Time{}, false
+	}
+	h.sentAt.Store(at.UnixNano())
+	h.send.Store(tailSent)
+	return at, true
+}
+
+// sendTail completes the staged request on cn, its last byte, unless
+// SendStaged sent it (or is sending it: then it waits for that), and
+// reports when the byte was handed to the kernel.
+func (h *Held) sendTail(cn *conn) (time.Time, error) {
+	for {
+		switch h.send.Load() {
+		case tailSent:
+			return time.Unix(0, h.sentAt.Load()), nil
+		case tailStaged:
+			if h.send.CompareAndSwap(tailStaged, tailSending) {
+				at := time.Now()
+				_, err := cn.nc.Write([]byte{h.tail})
+				h.sentAt.Store(at.UnixNano())
+				h.send.Store(tailSent)
+				return at, err
+			}
+		default:
+			runtime.Gosched() // SendStaged's one write is under way
+		}
+	}
 }

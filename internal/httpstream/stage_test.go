@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,7 +99,7 @@ func TestStageWritesAllButTheLastByte(t *testing.T) {
 
 		var wrote bool
 		resp, err = cl.Post(context.Background(), &Request{Header: r.Header, Body: r.Body, Held: h,
-			Trace: &Trace{WroteRequest: func() { wrote = true }}})
+			Trace: &Trace{WroteRequest: func(time.Time) { wrote = true }}})
 		require.NoError(t, err)
 		assert.True(t, wrote)
 		assert.Equal(t, "ok", string(readAll(t, resp.Body)))
@@ -200,4 +202,91 @@ func TestStageAgainstNetHTTP(t *testing.T) {
 	readAll(t, resp.Body)
 	require.NoError(t, resp.Body.Close())
 	assert.Equal(t, `POST /v1/chat/completions 7 {"model":"m"}`, <-got)
+}
+
+// SendStaged sends a staged request's last byte at once, from the caller's
+// goroutine: the server has the whole request before its Post, which then
+// writes nothing more and reads the response. A Held with nothing staged,
+// or already sent, is refused.
+func TestSendStaged(t *testing.T) {
+	srv, tap := newByteTap(t)
+	cl, err := New(srv.URL(), Options{})
+	require.NoError(t, err)
+	defer cl.CloseIdle()
+	h, err := cl.Hold(context.Background(), nil)
+	require.NoError(t, err)
+	_, ok := cl.SendStaged(h)
+	assert.False(t, ok, "nothing staged")
+	r := &Request{Header: []Header{{"X-Run", "1"}}, Body: []byte(`{"model":"m","stream":true}`)}
+	require.NoError(t, cl.Stage(context.Background(), h, r))
+	before := time.Now()
+	at, ok := cl.SendStaged(h)
+	require.True(t, ok)
+	assert.False(t, at.Before(before))
+	whole := <-tap.req // complete before any Post
+	_, ok = cl.SendStaged(h)
+	assert.False(t, ok, "sent once")
+	var wrote int
+	resp, err := cl.Post(context.Background(), &Request{Header: r.Header, Body: r.Body, Held: h, Trace: &Trace{WroteRequest: func(time.Time) { wrote++ }}})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", string(readAll(t, resp.Body)))
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, 1, wrote)
+	assert.True(t, bytes.HasSuffix(whole, r.Body))
+	select {
+	case extra := <-tap.req:
+		t.Fatalf("a second request reached the server: %q", extra)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// SendStaged and the Posts of the same requests, racing: each request
+// reaches the server once and whole, each Post reads its own response, and
+// every send is stamped.
+func TestSendStagedRacesPost(t *testing.T) {
+	var got sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if _, dup := got.LoadOrStore(string(b), true); dup {
+			t.Errorf("request %s reached the server twice", b)
+		}
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	cl, err := New(srv.URL, Options{})
+	require.NoError(t, err)
+	defer cl.CloseIdle()
+	const n = 32
+	held := make([]*Held, n)
+	reqs := make([]*Request, n)
+	for i := range n {
+		held[i], err = cl.Hold(context.Background(), nil)
+		require.NoError(t, err)
+		reqs[i] = &Request{Body: []byte(fmt.Sprintf(`{"row":%d}`, i))}
+		require.NoError(t, cl.Stage(context.Background(), held[i], reqs[i]))
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var at time.Time
+			resp, err := cl.Post(context.Background(), &Request{Body: reqs[i].Body, Held: held[i], Trace: &Trace{WroteRequest: func(t time.Time) { at = t }}})
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			assert.NoError(t, err)
+			assert.Equal(t, string(reqs[i].Body), string(b))
+			assert.False(t, at.IsZero())
+		}()
+	}
+	for _, h := range held {
+		cl.SendStaged(h)
+	}
+	wg.Wait()
+	count := 0
+	got.Range(func(any, any) bool { count++; return true })
+	assert.Equal(t, n, count)
 }

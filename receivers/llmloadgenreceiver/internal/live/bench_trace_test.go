@@ -15,13 +15,13 @@ import (
 // excerpt at 1× against mockllm in its own process (TTFT 20 ms, ITL 5 ms,
 // each row's output length exactly, its prompt from its hash ids) and
 // reports how late each request left the client against its row's time:
-// dispatched (its goroutine past the gate, slot and connection taken),
-// written (the write of its last byte returned: a staged request's one
-// byte, the whole request otherwise) and arrived (the mock had read its
-// body to the end, from the mock's own record), p50 / p99 / max in µs, and
-// the requests sent against the window's rows. The conversation trace
-// sends up to 16 rows at one timestamp; the synthetic one has a timestamp
-// per row.
+// sent (its last byte handed to the kernel: by the scheduler as it opened
+// the row's gate, for a request staged ahead), dispatched (the row's
+// goroutine past the gate, to read the response) and arrived (the mock had
+// read its body to the end, from the mock's own record), p50 / p99 / max
+// in µs, and the requests sent against the window's rows. The conversation
+// trace sends up to 16 rows at one timestamp; the synthetic one has a
+// timestamp per row.
 //
 //	go test -run '^$' -bench TraceReplayTiming -benchtime 1x ./receivers/llmloadgenreceiver/internal/live/
 func BenchmarkTraceReplayTiming(b *testing.B) {
@@ -33,6 +33,14 @@ func BenchmarkTraceReplayTiming(b *testing.B) {
 			}
 		})
 	}
+}
+
+// replayLateness is, per replayed row, how late each step came after the
+// row's time (µs), and the sent times by timestamp.
+type replayLateness struct {
+	n                   int // rows replayed
+	sent, disp, arrived []float64
+	bursts              map[int64][]float64
 }
 
 func benchTraceReplay(b *testing.B, url, name string) {
@@ -52,76 +60,75 @@ func benchTraceReplay(b *testing.B, url, name string) {
 	run := startLive(b, cfg)
 	run.runDone(b, window+2*time.Minute)
 	run.stop(b)
-	var disp, sent, arrived []float64
-	bursts := map[int64][]float64{} // dispatch lateness by scheduled time
+	l := replayLateness{bursts: map[int64][]float64{}}
 	for _, td := range run.traces.AllTraces() {
-		eachSpan(td, func(sp ptrace.Span) {
-			if _, ok := sp.Attributes().Get(attrLiveDatasetRow); !ok {
-				return
-			}
-			start := sp.StartTimestamp().AsTime()
-			d, w := 0.0, -1.0
-			for i := 0; i < sp.Events().Len(); i++ {
-				switch ev := sp.Events().At(i); ev.Name() {
-				case "llm_loadgen.dispatched":
-					d = float64(ev.Timestamp().AsTime().Sub(start)) / 1e3
-				case "llm_loadgen.request_sent":
-					w = float64(ev.Timestamp().AsTime().Sub(start)) / 1e3
-				}
-			}
-			disp = append(disp, d)
-			if id, ok := sp.Attributes().Get(attrResponseID); ok {
-				if tr, err := fetchTruth(url, id.Str()); err == nil && !tr.Received.IsZero() {
-					arrived = append(arrived, float64(tr.Received.Sub(start))/1e3)
-				}
-			}
-			bursts[start.UnixNano()] = append(bursts[start.UnixNano()], d)
-			if w >= 0 {
-				sent = append(sent, w)
-			}
-		})
+		eachSpan(td, func(sp ptrace.Span) { l.add(b, url, sp) })
 	}
-	if len(sent) == 0 {
-		b.Fatal("no request written")
+	if len(l.sent) != l.n || len(l.arrived) != l.n || len(l.disp) == 0 {
+		b.Fatalf("%d requests, %d with their send stamped, %d with the mock's record", l.n, len(l.sent), len(l.arrived))
 	}
-	if len(arrived) != len(disp) {
-		b.Fatalf("the mock has records of %d of %d requests", len(arrived), len(disp))
+	l.report(b, name, len(rows))
+}
+
+// add records the span of one replayed row.
+func (l *replayLateness) add(b *testing.B, url string, sp ptrace.Span) {
+	if _, ok := sp.Attributes().Get(attrLiveDatasetRow); !ok {
+		return
 	}
-	slices.Sort(disp)
-	slices.Sort(sent)
-	slices.Sort(arrived)
+	l.n++
+	start := sp.StartTimestamp().AsTime()
+	for i := 0; i < sp.Events().Len(); i++ {
+		us := float64(sp.Events().At(i).Timestamp().AsTime().Sub(start)) / 1e3
+		switch sp.Events().At(i).Name() {
+		case "llm_loadgen.dispatched":
+			l.disp = append(l.disp, us)
+		case "llm_loadgen.request_sent":
+			l.sent = append(l.sent, us)
+			l.bursts[start.UnixNano()] = append(l.bursts[start.UnixNano()], us)
+		}
+	}
+	if id, ok := sp.Attributes().Get(attrResponseID); ok {
+		tr, err := fetchTruth(url, id.Str())
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.arrived = append(l.arrived, float64(tr.Received.Sub(start))/1e3)
+	}
+}
+
+func (l *replayLateness) report(b *testing.B, name string, rows int) {
+	for _, s := range [][]float64{l.sent, l.disp, l.arrived} {
+		slices.Sort(s)
+	}
 	// The first row of each timestamp shows the schedule's own timing; the
-	// others of a burst leave one after another behind the writes ahead.
+	// others of a burst leave one after another.
 	var firsts, perRow []float64
-	for _, ds := range bursts {
-		slices.Sort(ds)
-		firsts = append(firsts, ds[0])
-		if len(ds) > 1 {
-			perRow = append(perRow, (ds[len(ds)-1]-ds[0])/float64(len(ds)-1))
+	for _, ts := range l.bursts {
+		slices.Sort(ts)
+		firsts = append(firsts, ts[0])
+		if len(ts) > 1 {
+			perRow = append(perRow, (ts[len(ts)-1]-ts[0])/float64(len(ts)-1))
 		}
 	}
 	slices.Sort(firsts)
 	slices.Sort(perRow)
+	for _, m := range []struct {
+		name string
+		v    []float64
+	}{{"sent", l.sent}, {"dispatch", l.disp}, {"arrived", l.arrived}} {
+		b.ReportMetric(pct(m.v, 0.5), m.name+"_p50_us")
+		b.ReportMetric(pct(m.v, 0.99), m.name+"_p99_us")
+		b.ReportMetric(m.v[len(m.v)-1], m.name+"_max_us")
+	}
 	b.ReportMetric(pct(firsts, 0.99), "first_of_timestamp_p99_us")
+	b.ReportMetric(float64(len(l.sent)), "sent")
+	b.ReportMetric(float64(rows), "rows")
+	b.Logf("%s: %d rows at %d timestamps, %d sent; from each row's time: sent p50 %.0f µs p99 %.0f µs max %.0f µs (first of each timestamp p99 %.0f µs), dispatched p50 %.0f µs p99 %.0f µs, arrived at the mock p50 %.0f µs p99 %.0f µs max %.0f µs",
+		name, rows, len(l.bursts), len(l.sent), pct(l.sent, 0.5), pct(l.sent, 0.99), l.sent[len(l.sent)-1], pct(firsts, 0.99),
+		pct(l.disp, 0.5), pct(l.disp, 0.99), pct(l.arrived, 0.5), pct(l.arrived, 0.99), l.arrived[len(l.arrived)-1])
 	if len(perRow) > 0 {
 		b.ReportMetric(pct(perRow, 0.5), "burst_us_per_row")
-	}
-	b.ReportMetric(pct(disp, 0.5), "dispatch_p50_us")
-	b.ReportMetric(pct(disp, 0.99), "dispatch_p99_us")
-	b.ReportMetric(disp[len(disp)-1], "dispatch_max_us")
-	b.ReportMetric(pct(sent, 0.5), "written_p50_us")
-	b.ReportMetric(pct(sent, 0.99), "written_p99_us")
-	b.ReportMetric(sent[len(sent)-1], "written_max_us")
-	b.ReportMetric(pct(arrived, 0.5), "arrived_p50_us")
-	b.ReportMetric(pct(arrived, 0.99), "arrived_p99_us")
-	b.ReportMetric(arrived[len(arrived)-1], "arrived_max_us")
-	b.ReportMetric(float64(len(sent)), "written")
-	b.ReportMetric(float64(len(rows)), "rows")
-	b.Logf("%s: %d rows at %d timestamps, %d written; from each row's time: dispatched p50 %.0f µs p99 %.0f µs max %.0f µs (first of each timestamp p50 %.0f µs p99 %.0f µs), written p50 %.0f µs p99 %.0f µs max %.0f µs, arrived at the mock p50 %.0f µs p99 %.0f µs max %.0f µs",
-		name, len(rows), len(bursts), len(sent), pct(disp, 0.5), pct(disp, 0.99), disp[len(disp)-1], pct(firsts, 0.5), pct(firsts, 0.99),
-		pct(sent, 0.5), pct(sent, 0.99), sent[len(sent)-1], pct(arrived, 0.5), pct(arrived, 0.99), arrived[len(arrived)-1])
-	if len(perRow) > 0 {
-		b.Logf("%s: in a burst, each row after the first left %.0f µs after the one before (median of %d bursts)", name, pct(perRow, 0.5), len(perRow))
+		b.Logf("%s: in a burst, each row after the first was sent %.0f µs after the one before (median of %d bursts)", name, pct(perRow, 0.5), len(perRow))
 	}
 }
 

@@ -3,8 +3,11 @@ package live
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
+	"github.com/otelcol-llm/otelcol-llm/internal/httpstream"
 	"github.com/otelcol-llm/otelcol-llm/receivers/llmloadgenreceiver/internal/loadgen"
 )
 
@@ -18,11 +21,55 @@ import (
 // connections on a busy 2-core machine, where 2 ms did not.
 const traceArmLead = 10 * time.Millisecond
 
-// A traceGate is opened at its time and sends the rows armed for it.
+// A traceGate is opened at its time and sends the rows armed for it. As it
+// opens the gate, the scheduler itself writes the last byte of each staged
+// request, one after another, while the rows' goroutines, woken, race it
+// to write their own: a burst goes out at once, without waiting for the
+// goroutines to be scheduled, and still goes out when the scheduler loses
+// its core halfway (on loopback the byte that completes a request wakes
+// the server, which the kernel may run on the sender's core).
 type traceGate struct {
 	at   time.Time
 	rows int
 	open chan struct{}
+
+	mu     sync.Mutex
+	opened bool
+	staged []*liveResult // rows staged and waiting, for the scheduler to send
+}
+
+// wait adds res, staged, to the rows the scheduler sends when it opens g;
+// false when g is already open (res sends itself).
+func (g *traceGate) wait(res *liveResult) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.opened {
+		return false
+	}
+	g.staged = append(g.staged, res)
+	return true
+}
+
+// leave takes res back from the rows the scheduler sends; false when g
+// opened first (res is being sent).
+func (g *traceGate) leave(res *liveResult) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.opened {
+		return false
+	}
+	g.staged = slices.DeleteFunc(g.staged, func(o *liveResult) bool { return o == res })
+	return true
+}
+
+// take marks g open and returns the staged rows waiting for it.
+func (g *traceGate) take() []*liveResult {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.opened = true
+	rows := g.staged
+	g.staged = nil
+	return rows
 }
 
 // replay arms each row armLead (traceArmLead) before its time and opens each
@@ -90,7 +137,7 @@ func (r *Runner) arm(ctx context.Context, pc *pacer, sched, begin time.Time, tr 
 	r.inflight.Add(1)
 	go func() {
 		defer r.inflight.Done()
-		r.sendArmed(ctx, sched, tr, g.open)
+		r.sendArmed(ctx, sched, tr, g)
 	}()
 	return true, true
 }
@@ -111,7 +158,15 @@ func (r *Runner) openGate(ctx context.Context, pc *pacer, g *traceGate, prev tim
 		return false
 	}
 	lag := time.Since(g.at).Seconds()
+	rows := g.take()
+	conns := make([]*httpstream.Held, len(rows))
+	for i, res := range rows {
+		conns[i] = r.client.stagedConn(res) // before the rows wake and take them
+	}
 	close(g.open)
+	for _, h := range conns {
+		r.client.sendStaged(h)
+	}
 	for range g.rows {
 		r.tel.Live.Lag.Record(context.Background(), lag)
 		r.sched.Record(lag)
@@ -123,7 +178,7 @@ func (r *Runner) openGate(ctx context.Context, pc *pacer, g *traceGate, prev tim
 // the request on it but for its last byte, waits for gate and sends that
 // byte. When the replay ends first (ctx), the request is finished as
 // cancelled, unsent: the server never had all of it.
-func (r *Runner) sendArmed(ctx context.Context, sched time.Time, tr *tracedRequest, gate <-chan struct{}) {
+func (r *Runner) sendArmed(ctx context.Context, sched time.Time, tr *tracedRequest, g *traceGate) {
 	res, ok := r.queue(sched, 0, tr, nil)
 	if !ok {
 		return
@@ -132,11 +187,16 @@ func (r *Runner) sendArmed(ctx context.Context, sched time.Time, tr *tracedReque
 	if tr.err == nil {
 		r.client.stage(r.reqCtx, res, tr.body)
 	}
+	waiting := res.staged != nil && g.wait(res)
 	select {
-	case <-gate:
+	case <-g.open:
 	case <-ctx.Done():
+		if waiting && !g.leave(res) {
+			<-g.open // the scheduler is sending it
+			break
+		}
 		select {
-		case <-gate: // opened before the replay ended: send it
+		case <-g.open: // opened before the replay ended: send it
 		default:
 			r.client.unhold(res)
 			r.release()

@@ -231,3 +231,20 @@ func TestLiveTraceArmedRowsCancelled(t *testing.T) {
 	assert.Empty(t, mock.Records(), "nothing was sent")
 	assert.Empty(t, r.sem, "every slot given back")
 }
+
+// A gate hands the scheduler the staged rows waiting for it, once: a row
+// that left before the gate opened is not sent by the scheduler, and a row
+// that comes or leaves after it opened is told so (it sends itself, or
+// waits for the scheduler's send).
+func TestTraceGateHandsOverStagedRows(t *testing.T) {
+	g := &traceGate{open: make(chan struct{})}
+	a, b, c := &liveResult{Seq: 1}, &liveResult{Seq: 2}, &liveResult{Seq: 3}
+	require.True(t, g.wait(a))
+	require.True(t, g.wait(b))
+	require.True(t, g.wait(c))
+	require.True(t, g.leave(b), "b leaves before the gate opens")
+	assert.Equal(t, []*liveResult{a, c}, g.take())
+	assert.False(t, g.wait(&liveResult{}), "the gate is open: a late row sends itself")
+	assert.False(t, g.leave(a), "a is being sent by the scheduler")
+	assert.Empty(t, g.take(), "the rows are handed over once")
+}

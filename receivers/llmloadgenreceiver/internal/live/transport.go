@@ -79,7 +79,7 @@ func (c *liveClient) doRaw(rctx, runCtx context.Context, body []byte, res *liveR
 			res.ConnReused = reused
 			pt.arm(t.TTFT, phaseTTFT)
 		},
-		WroteRequest:         func() { res.WroteReq = time.Now() },
+		WroteRequest:         func(at time.Time) { res.WroteReq = at },
 		GotFirstResponseByte: func() { res.FirstByte = time.Now() },
 	}
 	req.Held = res.held
@@ -134,6 +134,24 @@ func (c *liveClient) stage(ctx context.Context, res *liveResult, body []byte) {
 	req := &httpstream.Request{Header: c.rawHeader(res), Body: body}
 	if c.raw.client.Stage(ctx, res.held, req) == nil {
 		res.staged = req
+	}
+}
+
+// stagedConn is the connection res's request is staged on, for
+// sendStaged; nil when it is not staged.
+func (c *liveClient) stagedConn(res *liveResult) *httpstream.Held {
+	if c.raw == nil || res.staged == nil {
+		return nil
+	}
+	return res.held
+}
+
+// sendStaged writes the last byte of the request staged on h now, without
+// waiting (a trace gate's release); the request's own send finds it sent,
+// or sends it when this could not.
+func (c *liveClient) sendStaged(h *httpstream.Held) {
+	if h != nil {
+		c.raw.client.SendStaged(h)
 	}
 }
 
