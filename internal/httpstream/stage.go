@@ -41,7 +41,6 @@ func (c *Client) Stage(ctx context.Context, h *Held, r *Request) error {
 	err := c.stageOn(ctx, h.cn, r)
 	if err != nil && h.reused && ctx.Err() == nil && staleConnErr(err) {
 		h.cn.close()
-		h.cn = nil
 		h.cn, _, err = c.getConn(ctx, h.hooks, true)
 		if err != nil {
 			return ctxErr(ctx, err)
