@@ -36,14 +36,14 @@ var realFloor = map[string]float64{
 // logs each one's parsed share on its own (README.md gives it before and
 // after the presets learnt from them).
 var laterExcerpts = map[string][][2]int{
-	"vllm": {{23, 44}, {50, 57}, {58, 66}, {67, 75}}, "sglang": {{17, 29}, {30, 35}, {36, 42}}, "tgi": {{19, 24}, {25, 34}, {35, 41}},
-	"ollama": {{16, 25}, {26, 34}, {35, 46}, {47, 56}}, "llamacpp": {{19, 27}, {28, 34}, {35, 41}, {42, 50}},
+	"vllm": {{23, 44}, {50, 57}, {58, 66}, {67, 75}, {76, 83}}, "sglang": {{17, 29}, {30, 35}, {36, 42}, {43, 48}}, "tgi": {{19, 24}, {25, 34}, {35, 41}, {42, 46}},
+	"ollama": {{16, 25}, {26, 34}, {35, 46}, {47, 56}, {57, 63}}, "llamacpp": {{19, 27}, {28, 34}, {35, 41}, {42, 50}, {51, 56}},
 }
 
 // collectionNames name each preset's later collections in order.
 var collectionNames = map[string][]string{
-	"vllm": {"second", "third", "fourth", "fifth"}, "sglang": {"second", "fourth", "fifth"}, "tgi": {"second", "fourth", "fifth"},
-	"ollama": {"second", "third", "fourth", "fifth"}, "llamacpp": {"second", "third", "fourth", "fifth"},
+	"vllm": {"second", "third", "fourth", "fifth", "sixth"}, "sglang": {"second", "fourth", "fifth", "sixth"}, "tgi": {"second", "fourth", "fifth", "sixth"},
+	"ollama": {"second", "third", "fourth", "fifth", "sixth"}, "llamacpp": {"second", "third", "fourth", "fifth", "sixth"},
 }
 
 // collection is the later collection (1 for the first of laterExcerpts,
