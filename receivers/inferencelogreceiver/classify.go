@@ -104,7 +104,96 @@ func (o *classifyOperator) classify(e *entry.Entry) bool {
 		}
 		return true
 	}
-	return o.fast != nil && o.fast(e)
+	if o.fast != nil && o.fast(e) {
+		return true
+	}
+	return shellDeath(e, body) || procDump(e, body)
+}
+
+// procDumpPattern is Sysinternals ProcDump watching a server on Windows
+// (procdump -e): "[01:16:13] Exception: C0000005.ACCESS_VIOLATION" (a
+// first-chance exception), "[01:16:13] Unhandled: ..." (the crash),
+// "[01:16:13] Dump 1 initiated: C:\dumps\llama-server.exe_...dmp", "...
+// writing: ...", "... complete: ...", "Dump count reached.".
+var procDumpPattern = regexp.MustCompile(`^\[\d{2}:\d{2}:\d{2}\] ?(Exception|Unhandled|Dump \d+ (?:initiated|writing|complete|info)|Dump count reached)\b`)
+
+// procDump takes ProcDump's lines: an exception it saw (ERROR, FATAL when
+// unhandled) or a dump it wrote.
+func procDump(e *entry.Entry, body string) bool {
+	if len(body) < 12 || body[0] != '[' || body[3] != ':' {
+		return false
+	}
+	m := procDumpPattern.FindStringSubmatch(body)
+	if m == nil {
+		return false
+	}
+	switch m[1] {
+	case "Exception":
+		setAttr(e, attrEventName, "procdump.exception")
+		e.Severity = entry.Error
+	case "Unhandled":
+		setAttr(e, attrEventName, "procdump.exception")
+		e.Severity = entry.Fatal
+	default:
+		setAttr(e, attrEventName, "procdump.dump")
+		e.Severity = entry.Info
+	}
+	e.SeverityText = m[1]
+	return true
+}
+
+// Attributes of a shell's report that the server died of a signal.
+const (
+	eventShellDeath  = "shell.process_died"
+	attrSignal       = "inference_log.signal" // "SIGKILL"
+	attrProcessCmd   = "process.command_line" // the command, where the shell names it
+	shellDeathMaxLen = 512
+)
+
+// shellDeathPattern is what a shell prints when the process it ran died of
+// a signal: bash's "Killed", "Segmentation fault (core dumped)",
+// "./run.sh: line 3: 12345 Killed   python -m ..." and its job line
+// "[1]+  Killed   python ...", zsh's "[1]    474256 segmentation fault  ./server -m ..."
+// and "zsh: killed     python ...", and the shell's name for the command
+// after one space ("Aborted (core dumped) /usr/bin/llama-server ...").
+var shellDeathPattern = regexp.MustCompile(`^(?:\S+: line \d+: +\d+ |\[\d+\][ +-]* +(?:\d+ +)?|zsh: )?(?i:(killed|terminated|aborted|segmentation fault|bus error|illegal instruction|floating point exception|trace/breakpoint trap))(?:\s+\(core dumped\)(?: +(\S.*?))?| {2,}(\S.*?)| (/\S.*?))?\s*$`)
+
+// shellSignals names the signal behind each of the shell's words.
+var shellSignals = map[string]string{
+	"killed": "SIGKILL", "terminated": "SIGTERM", "aborted": "SIGABRT", "segmentation fault": "SIGSEGV",
+	"bus error": "SIGBUS", "illegal instruction": "SIGILL", "floating point exception": "SIGFPE",
+	"trace/breakpoint trap": "SIGTRAP",
+}
+
+// shellDeath takes a shell's report that the server died of a signal
+// (Killed is often the kernel's OOM killer): a FATAL record naming the
+// signal, and the command where the shell prints it.
+func shellDeath(e *entry.Entry, body string) bool {
+	if len(body) > shellDeathMaxLen || !shellDeathQuick(body) {
+		return false
+	}
+	m := shellDeathPattern.FindStringSubmatch(body)
+	if m == nil {
+		return false
+	}
+	setAttr(e, attrEventName, eventShellDeath)
+	setAttr(e, attrSignal, shellSignals[strings.ToLower(m[1])])
+	if cmd := m[2] + m[3] + m[4]; cmd != "" {
+		setAttr(e, attrProcessCmd, cmd)
+	}
+	e.Severity, e.SeverityText = entry.Fatal, m[1]
+	return true
+}
+
+// shellDeathQuick is the cheap check in front of shellDeathPattern: the
+// record holds a piece of one of the words in either case.
+func shellDeathQuick(body string) bool {
+	for _, w := range []string{"illed", "erminated", "borted", "fault", "rror", "nstruction", "xception", "trap"} {
+		if strings.Contains(body, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Events of records that log collection made, not the server.

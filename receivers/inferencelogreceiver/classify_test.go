@@ -3,7 +3,9 @@ package inferencelogreceiver
 import (
 	"testing"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCollectionEvent(t *testing.T) {
@@ -43,5 +45,48 @@ func TestCollectionRecordsSkipTheGrammar(t *testing.T) {
 		assert.NotContains(t, e.Attributes, attrParseError, name)
 		assert.NotContains(t, e.Attributes, attrEventName, name)
 		assert.Equal(t, name, e.Attributes[attrServer])
+	}
+}
+
+// A shell's report that the server died of a signal is a FATAL record of
+// its own that names the signal and, where the shell prints it, the
+// command; ProcDump's lines on Windows are records too. Lines that only
+// look alike go to the grammar.
+func TestShellAndCrashToolRecords(t *testing.T) {
+	for _, tc := range []struct {
+		line, event, signal, cmd string
+		sev                      entry.Severity
+	}{
+		{"Killed", eventShellDeath, "SIGKILL", "", entry.Fatal},
+		{"Segmentation fault (core dumped)", eventShellDeath, "SIGSEGV", "", entry.Fatal},
+		{"[1]    474256 segmentation fault  ./server -m Llama/llama-2-13b-chat.Q4_K_M.gguf --port ", eventShellDeath, "SIGSEGV", "./server -m Llama/llama-2-13b-chat.Q4_K_M.gguf --port", entry.Fatal},
+		{"[1]+  Killed                  python -m vllm.entrypoints.openai.api_server", eventShellDeath, "SIGKILL", "python -m vllm.entrypoints.openai.api_server", entry.Fatal},
+		{"./run.sh: line 3: 12345 Bus error               (core dumped) python x.py", eventShellDeath, "SIGBUS", "python x.py", entry.Fatal},
+		{"Aborted (core dumped) /usr/bin/llama-server -m m.gguf", eventShellDeath, "SIGABRT", "/usr/bin/llama-server -m m.gguf", entry.Fatal},
+		{"zsh: killed     ollama serve", eventShellDeath, "SIGKILL", "ollama serve", entry.Fatal},
+		{"Illegal instruction (core dumped)", eventShellDeath, "SIGILL", "", entry.Fatal},
+		{"[01:16:13]Exception: C0000005.ACCESS_VIOLATION", "procdump.exception", "", "", entry.Error},
+		{"[19:05:23] Unhandled: E0434352.CLR", "procdump.exception", "", "", entry.Fatal},
+		{`[01:16:13] Dump 1 initiated: C:\CrashDumps\llama-server.exe_260304_011613.dmp`, "procdump.dump", "", "", entry.Info},
+	} {
+		e := entry.New()
+		e.Body = tc.line
+		require.True(t, (&classifyOperator{}).classify(e), tc.line)
+		assert.Equal(t, tc.event, e.Attributes[attrEventName], tc.line)
+		assert.Equal(t, tc.sev, e.Severity, tc.line)
+		if tc.signal != "" {
+			assert.Equal(t, tc.signal, e.Attributes[attrSignal], tc.line)
+		}
+		if tc.cmd != "" {
+			assert.Equal(t, tc.cmd, e.Attributes[attrProcessCmd], tc.line)
+		} else {
+			assert.NotContains(t, e.Attributes, attrProcessCmd, tc.line)
+		}
+	}
+	for _, l := range []string{"Killed request 42 after 30 s", "INFO 11-29 17:40:02 [api_server.py:1] Killed", "Segmentation fault in kernel x at line 3",
+		"[12:00:00] Exceptional throughput", "Aborted request cmpl-1."} {
+		e := entry.New()
+		e.Body = l
+		assert.False(t, (&classifyOperator{}).classify(e), l)
 	}
 }

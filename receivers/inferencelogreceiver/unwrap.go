@@ -226,6 +226,9 @@ var peelers = []peeler{
 	}},
 	{quick: func(l string) bool { return len(l) > 3 && l[0] == '[' && isDigit(l[1]) }, re: pidColumnPattern,
 		apply: func(m []string, attrs map[string]any) (string, bool) {
+			if shellDeathPattern.MatchString(m[0]) {
+				return "", false // a shell's job line: "[1]    474256 segmentation fault  ./server"
+			}
 			putInt(attrs, attrProcessPID, m[1])
 			return m[2], true
 		}},
@@ -277,6 +280,46 @@ var peelers = []peeler{
 		apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
 	// A terminal UI's box (k9s): "│ line │".
 	{quick: prefix("│ "), re: boxPattern, apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+	// rsyslog writes a tab as "#011" (its escape of control characters): a
+	// Go stack frame's indentation arrives as "#011runtime/proc.go:283".
+	{quick: prefix(syslogTab), match: matchSyslogTabs, apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+	// A paste indented as a whole (a list item, a quote's margin): one to
+	// three spaces before what starts a server's record. The spaces do not
+	// make the line a continuation.
+	{quick: func(l string) bool { return len(l) > 8 && l[0] == ' ' }, match: matchIndentedHeader,
+		apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+}
+
+// syslogTab is rsyslog's escape of a tab.
+const syslogTab = "#011"
+
+// matchSyslogTabs turns the leading "#011"s of l back into tabs.
+func matchSyslogTabs(l string) []string {
+	n := 0
+	for strings.HasPrefix(l[4*n:], syslogTab) {
+		n++
+	}
+	return []string{l, strings.Repeat("\t", n) + l[4*n:]}
+}
+
+// recordHeaderPattern is the start of a record of any of the servers: a
+// bracketed date ("[2026-06-15 13:26:40" SGLang), an RFC 3339 time (TGI,
+// kubectl), Go's log date ("2024/05/12 06:47:18 " Ollama), a level and
+// vLLM's date ("INFO 03-07 09:19:58 "), slog's "time=", a GIN line, a
+// process prefix ("(APIServer pid=1) ").
+var recordHeaderPattern = regexp.MustCompile(`^(?:\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}|\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} |(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}|time=\d{4}-|\[GIN\] |\([\w.:-]+ (?:[A-Za-z_]+=?\d+ )*pid=\d+\) )`)
+
+// matchIndentedHeader takes one to three leading spaces off l when what
+// follows them starts a record (recordHeaderPattern).
+func matchIndentedHeader(l string) []string {
+	n := 0
+	for n < len(l) && l[n] == ' ' {
+		n++
+	}
+	if n > 3 || !recordHeaderPattern.MatchString(l[n:]) {
+		return nil
+	}
+	return []string{l, l[n:]}
 }
 
 // matchProcessPrefix is processPattern by hand: "(Name[ rank=N] pid=N[,

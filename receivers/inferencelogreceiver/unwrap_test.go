@@ -97,6 +97,19 @@ func TestUnwrap(t *testing.T) {
 		{"ray serve's nested process prefixes", "(ServeReplica:app:LLMServer:m-1 pid=28488) (EngineCore pid=29087) (RayWorkerProc pid=29271) " + vllm, vllm,
 			map[string]any{attrProcessTitle: "RayWorkerProc", attrProcessPID: int64(29271)}},
 		{"gin line kept", `[GIN] 2024/05/12 - 06:47:18 | 200 |  1.2s |  127.0.0.1 | POST "/api/chat"`, `[GIN] 2024/05/12 - 06:47:18 | 200 |  1.2s |  127.0.0.1 | POST "/api/chat"`, map[string]any{}},
+		{"rsyslog's escaped tab", "May  9 12:03:55 rab-wksta ollama[1155399]: #011net/http/server.go:3454 +0x485", "\tnet/http/server.go:3454 +0x485",
+			map[string]any{attrHostName: "rab-wksta", attrProcessName: "ollama", attrProcessPID: int64(1155399)}},
+		{"two escaped tabs", "#011#011x.go:1", "\t\tx.go:1", map[string]any{}},
+		{"a paste indented as a whole", ` [2026-06-15 13:26:40 TP0] Scheduler hit an exception: Traceback (most recent call last):`,
+			`[2026-06-15 13:26:40 TP0] Scheduler hit an exception: Traceback (most recent call last):`, map[string]any{}},
+		{"an indented vllm line", "   " + vllm, vllm, map[string]any{}},
+		{"an indented tgi line", " " + tgi, tgi, map[string]any{}},
+		{"an indented process prefix", "  (APIServer pid=1) " + vllm, vllm, map[string]any{attrProcessTitle: "APIServer", attrProcessPID: int64(1)}},
+		{"a frame stays indented", `   File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 4062, in run_scheduler_process`,
+			`   File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 4062, in run_scheduler_process`, map[string]any{}},
+		{"four spaces are a continuation's", "    " + vllm, "    " + vllm, map[string]any{}},
+		{"a shell's job line is no pid column", "[1]    474256 segmentation fault  ./server -m m.gguf --port", "[1]    474256 segmentation fault  ./server -m m.gguf --port", map[string]any{}},
+		{"a pid column before indented text", "[42027]        eval time =   16112.50 ms", "       eval time =   16112.50 ms", map[string]any{attrProcessPID: int64(42027)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			attrs := map[string]any{}
