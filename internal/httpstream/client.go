@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/kstamp"
 )
 
 const (
@@ -163,7 +165,7 @@ func New(rawURL string, o Options) (*Client, error) {
 		c.bufSize = defaultReadBuffer
 	}
 	if c.stamps {
-		enableStamping()
+		kstamp.Enable()
 	}
 	return c, nil
 }

@@ -6,8 +6,9 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/otelcol-llm/otelcol-llm/internal/kstamp"
 )
 
 // aLongTimeAgo is a deadline in the past: setting it makes every blocked and
@@ -23,23 +24,13 @@ var errBufferFull = errors.New("httpstream: buffer full")
 // a context's AfterFunc.
 type conn struct {
 	nc net.Conn
-	// rc is set when kernel receive timestamps are on: reads then go
+	// ks is set when kernel receive timestamps are on: reads then go
 	// through recvmsg inside the runtime poller.
-	rc syscall.RawConn
+	ks *kstamp.Reader
 
 	buf  []byte // buf[r:w] is read and not yet consumed
 	r, w int
 	err  error // sticky read error, returned once buf[r:w] is consumed
-
-	// recvmsg arguments and results live here so that the callback given
-	// to RawConn.Read is created once per connection, not once per read.
-	recvFn func(fd uintptr) bool
-	dst    []byte
-	oob    []byte
-	rn     int
-	roobn  int
-	rerr   error
-	sysMsg // recvmsg's msghdr and iovec, where the platform has them
 
 	kern, user time.Time // arrival stamps of the latest read
 
@@ -53,7 +44,7 @@ func newConn(nc net.Conn, bufSize int, kernelStamps bool) *conn {
 	c := &conn{nc: nc, buf: make([]byte, bufSize)}
 	if kernelStamps {
 		if tc, ok := nc.(*net.TCPConn); ok {
-			c.initKernelStamps(tc)
+			c.ks = kstamp.New(tc)
 		}
 	}
 	return c
@@ -63,8 +54,8 @@ func newConn(nc net.Conn, bufSize int, kernelStamps bool) *conn {
 func (c *conn) read(p []byte) (int, error) {
 	var n int
 	var err error
-	if c.rc != nil {
-		n, err = c.recvmsg(p)
+	if c.ks != nil {
+		n, c.kern, err = c.ks.Read(p)
 	} else {
 		n, err = c.nc.Read(p)
 		c.kern = time.Time{}

@@ -46,7 +46,7 @@ func TestKernelTimestamps(t *testing.T) {
 	require.NoError(t, err)
 	defer cl.CloseIdle()
 	resp := post(t, cl, context.Background(), nil)
-	require.NotNil(t, resp.Body.c.rc, "SO_TIMESTAMPNS is on")
+	require.NotNil(t, resp.Body.c.ks, "SO_TIMESTAMPNS is on")
 	buf := make([]byte, 64)
 
 	// Idle reader: the kernel stamp is just before the user stamp.
