@@ -106,7 +106,7 @@ func (s *Server) handleCompletion(ep endpoint) http.HandlerFunc {
 		rec := Record{
 			ID: fmt.Sprintf("%s-%x-%d", idPrefix(ep), s.seed&0xffffff, n), Endpoint: ep.path(),
 			Traceparent: r.Header.Get("traceparent"), Tracestate: r.Header.Get("tracestate"),
-			Received: time.Now(),
+			Received: time.Now(), Arrived: arrivedAt(r),
 		}
 		e := &entry{rec: Record{ID: rec.ID}, done: make(chan struct{})}
 		s.hist.add(e)

@@ -38,6 +38,10 @@ type Record struct {
 	PlannedITL    time.Duration // mean of the planned gaps
 
 	Received time.Time // the request's body was read to its end
+	// Arrived is when the kernel received the request's last byte (Linux,
+	// HTTP/1.1; zero elsewhere): Received less the time this process took
+	// to read it, which a busy server's runtime can make milliseconds.
+	Arrived time.Time
 	// QueueWait is how long the request waited for an engine slot
 	// (Config.MaxRunning): its TTFT clock started at Received+QueueWait.
 	// 0 when a slot was free at once.
@@ -75,12 +79,24 @@ type Record struct {
 }
 
 // TTFT is the server-side time to first content chunk, from the moment the
-// handler began; 0 when no content was sent.
+// request's body was read (as a server's own TTFT counts); 0 when no
+// content was sent.
 func (r *Record) TTFT() time.Duration {
 	if r.FirstContentAt.IsZero() {
 		return 0
 	}
 	return r.FirstContentAt.Sub(r.Received)
+}
+
+// WireTTFT is the time to first content chunk as the network saw it: from
+// the kernel's receipt of the request's last byte to the chunk's write.
+// This is what a client can measure, and the truth its TTFT is compared
+// with; it falls back to TTFT where Arrived is unknown.
+func (r *Record) WireTTFT() time.Duration {
+	if r.Arrived.IsZero() || r.FirstContentAt.IsZero() {
+		return r.TTFT()
+	}
+	return r.FirstContentAt.Sub(r.Arrived)
 }
 
 // ITLs are the gaps between consecutive content chunks.

@@ -145,7 +145,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	var protos http.Protocols
 	protos.SetHTTP1(true)
 	protos.SetUnencryptedHTTP2(true)
-	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, Protocols: &protos}
+	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, Protocols: &protos, ConnContext: withConn}
+	ln = stampListener{ln}
 	s.ln = ln
 	s.wg.Add(1)
 	go func() {
@@ -244,9 +245,10 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Record
 		TTFTSeconds      float64   `json:"ttft_s"`
+		WireTTFTSeconds  float64   `json:"wire_ttft_s"`
 		QueueWaitSeconds float64   `json:"queue_wait_s"`
 		ITLSeconds       []float64 `json:"itl_s"`
-	}{Record: rec, TTFTSeconds: rec.TTFT().Seconds(), QueueWaitSeconds: rec.QueueWait.Seconds()}
+	}{Record: rec, TTFTSeconds: rec.TTFT().Seconds(), WireTTFTSeconds: rec.WireTTFT().Seconds(), QueueWaitSeconds: rec.QueueWait.Seconds()}
 	for _, d := range rec.ITLs() {
 		out.ITLSeconds = append(out.ITLSeconds, d.Seconds())
 	}
