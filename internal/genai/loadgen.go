@@ -50,6 +50,14 @@ const (
 	AttrLoadgenClientDelayFirst = "llm_loadgen.client_delay.first_token"
 	AttrLoadgenClientDelayMean  = "llm_loadgen.client_delay.mean"
 	AttrLoadgenClientDelayMax   = "llm_loadgen.client_delay.max"
+	// AttrLoadgenSharedStamps counts a request's content events that carry
+	// the same kernel receive time as the next one (set when not 0). The
+	// kernel keeps one time for the segments a reader leaves waiting, the
+	// latest: an event the client read only after the next had arrived is
+	// stamped with the next one's arrival, so its TTFT or gap is an upper
+	// bound and the gap after it 0. A server that writes two events at once
+	// counts the same way.
+	AttrLoadgenSharedStamps = "llm_loadgen.client_delay.shared_stamps"
 	// AttrLoadgenProcessCPU is the CPU the load generator's process used
 	// over about the last second when the request ended, as a fraction of
 	// the CPUs it may use (GOMAXPROCS). load_report calls a run

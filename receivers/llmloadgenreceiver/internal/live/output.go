@@ -255,6 +255,9 @@ func putClientDelay(a pcommon.Map, res *liveResult) {
 	if !res.FirstToken.IsZero() {
 		a.PutDouble(genai.AttrLoadgenClientDelayFirst, secs(res.Delay.FirstToken))
 	}
+	if res.Delay.Shared > 0 {
+		a.PutInt(genai.AttrLoadgenSharedStamps, int64(res.Delay.Shared))
+	}
 }
 
 // putStreamTimes adds the times to the first chunk and token, the end to end

@@ -143,6 +143,9 @@ type clientDelay struct {
 	FirstToken time.Duration
 	Sum, Max   time.Duration
 	N          int
+	// Shared counts content events whose kernel time is the next one's
+	// (genai.AttrLoadgenSharedStamps).
+	Shared int
 }
 
 func (d *clientDelay) add(v time.Duration) {

@@ -220,6 +220,9 @@ func (c *liveClient) takeContent(at time.Time, order *eventOrder, res *liveResul
 		res.FirstToken = at
 		pt.arm(c.cfg.Timeouts.Idle, phaseIdle)
 	} else {
+		if res.Delay.Kernel && at.Equal(res.LastToken) {
+			res.Delay.Shared++ // the kernel merged the two events' segments, or they came as one
+		}
 		res.Gaps = append(res.Gaps, at.Sub(res.LastToken).Seconds())
 		res.GapTokens = appendTokens(res.GapTokens, len(res.Gaps)-1, tokens)
 	}
