@@ -17,8 +17,8 @@ import (
 // reports how late each request left the client against its row's time:
 // sent (its last byte handed to the kernel: by the scheduler as it opened
 // the row's gate, for a request staged ahead), dispatched (the row's
-// goroutine past the gate, to read the response) and arrived (the mock had
-// read its body to the end, from the mock's own record), p50 / p99 / max
+// goroutine past the gate, to read the response) and arrived (the mock's
+// kernel received its last byte, from the mock's own record), p50 / p99 / max
 // in µs, and the requests sent against the window's rows. The conversation
 // trace sends up to 16 rows at one timestamp; the synthetic one has a
 // timestamp per row.
@@ -92,7 +92,7 @@ func (l *replayLateness) add(b *testing.B, url string, sp ptrace.Span) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		l.arrived = append(l.arrived, float64(tr.Received.Sub(start))/1e3)
+		l.arrived = append(l.arrived, float64(tr.arrival().Sub(start))/1e3)
 	}
 }
 
