@@ -107,7 +107,32 @@ func (o *classifyOperator) classify(e *entry.Entry) bool {
 	if o.fast != nil && o.fast(e) {
 		return true
 	}
-	return shellDeath(e, body) || procDump(e, body)
+	return shellDeath(e, body) || procDump(e, body) || shellCommand(e, body)
+}
+
+// shellCommandPattern is a command line: environment assignments, then a
+// program name or path ("python3 -m vllm.entrypoints.openai.api_server ...",
+// "CUDA_VISIBLE_DEVICES=0 text-generation-launcher ...", "./llama-server ...").
+// A logger's "subsystem: message" and llama.cpp's "slot"/"srv" lines are
+// not commands.
+var (
+	shellCommandPattern = regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*[a-z.~/][\w./~+-]*(?:\s|$)`)
+	notCommandPattern   = regexp.MustCompile(`^(?:[a-z_][\w.]*: |(?:slot|srv|que) )`)
+)
+
+// shellCommand takes the command a paste shows after a shell's prompt (the
+// unwrap step peeled the prompt off) as a record of its own: what was run,
+// with the lines it printed before its logger started folded in.
+func shellCommand(e *entry.Entry, body string) bool {
+	if _, ok := e.Attributes[attrShellPrompt]; !ok {
+		return false
+	}
+	if !shellCommandPattern.MatchString(body) || notCommandPattern.MatchString(body) {
+		return false
+	}
+	setAttr(e, attrEventName, eventShellCommand)
+	e.Severity = entry.Info
+	return true
 }
 
 // procDumpPattern is Sysinternals ProcDump watching a server on Windows
@@ -144,10 +169,11 @@ func procDump(e *entry.Entry, body string) bool {
 
 // Attributes of a shell's report that the server died of a signal.
 const (
-	eventShellDeath  = "shell.process_died"
-	attrSignal       = "inference_log.signal" // "SIGKILL"
-	attrProcessCmd   = "process.command_line" // the command, where the shell names it
-	shellDeathMaxLen = 512
+	eventShellDeath   = "shell.process_died"
+	eventShellCommand = "shell.command"
+	attrSignal        = "inference_log.signal" // "SIGKILL"
+	attrProcessCmd    = "process.command_line" // the command, where the shell names it
+	shellDeathMaxLen  = 512
 )
 
 // shellDeathPattern is what a shell prints when the process it ran died of

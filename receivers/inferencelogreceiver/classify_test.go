@@ -90,3 +90,27 @@ func TestShellAndCrashToolRecords(t *testing.T) {
 		assert.False(t, (&classifyOperator{}).classify(e), l)
 	}
 }
+
+// After a shell's prompt (peeled by unwrap), a command line is a record of
+// its own; a server's line after a prompt goes to the grammar.
+func TestShellCommandRecords(t *testing.T) {
+	for line, want := range map[string]bool{
+		"python3 -m sglang.launch_server --model-path m --port 42069":                     true,
+		"CUDA_VISIBLE_DEVICES=0,1 text-generation-launcher --model-id m":                  true,
+		"./llama-server -m model.gguf --port 8080\nggml_cuda_init: found 1 CUDA devices:": true,
+		"WARNING 11-25 10:47:23 config.py:398] Casting torch.bfloat16 to torch.float16.":  false,
+		"main: build = 1 (abc)": false,
+		"srv  log_server_r: request: POST /completion 127.0.0.1 200": false,
+	} {
+		e := entry.New()
+		e.Body = line
+		e.Attributes = map[string]any{attrShellPrompt: "root@h:~$"}
+		assert.Equal(t, want, (&classifyOperator{}).classify(e), line)
+		if want {
+			assert.Equal(t, eventShellCommand, e.Attributes[attrEventName], line)
+		}
+		e = entry.New()
+		e.Body = line
+		assert.False(t, (&classifyOperator{}).classify(e), "no prompt: %s", line)
+	}
+}

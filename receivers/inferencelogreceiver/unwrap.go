@@ -30,6 +30,7 @@ const (
 	attrRank          = "inference_log.rank"     // torch.distributed "[rankN]:"
 	attrProcessTitle  = "process.title"          // "(EngineCore_DP0 pid=N) ", "(WorkerDict pid=N) "
 	attrRelayLogger   = "inference_log.wrapper.logger"
+	attrShellPrompt   = "inference_log.wrapper.shell_prompt" // "root@host:~$", when a paste kept it
 )
 
 // The wrappers that log collection puts around a server's own lines, in the
@@ -119,6 +120,8 @@ var (
 // unwrap peels the known wrappers off line and records what they said in
 // attrs. It returns the server's own line.
 func unwrap(line string, attrs map[string]any) string {
+	// A pager or a Windows tool shows a CRLF line's carriage return as "^M".
+	line = strings.TrimSuffix(line, "^M")
 	if hasANSI(line) {
 		line = ansiPattern.ReplaceAllString(line, "")
 	}
@@ -280,6 +283,20 @@ var peelers = []peeler{
 		apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
 	// A terminal UI's box (k9s): "│ line │".
 	{quick: prefix("│ "), re: boxPattern, apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+	// Lemonade's server relaying llama-server: "2026-05-17 12:33:05.655 [Info] (Process) ".
+	{quick: func(l string) bool { return len(l) > 27 && l[23] == ' ' && l[24] == '[' && isDigit(l[0]) }, re: lemonadePattern,
+		apply: func(m []string, attrs map[string]any) (string, bool) {
+			attrs[attrWrapperTime], attrs[attrProcessTitle] = m[1], m[2]
+			return m[3], true
+		}},
+	// A shell's prompt a paste kept before the command or the server's
+	// first line ("root@host:~$ python3 -m sglang.launch_server ...",
+	// "(venv) [root@localhost dir]# WARNING 11-25 ..."). Classify takes a
+	// command after it as a record of its own.
+	{quick: shellPromptQuick, re: shellPromptPattern, apply: func(m []string, attrs map[string]any) (string, bool) {
+		attrs[attrShellPrompt] = m[1]
+		return m[2], true
+	}},
 	// rsyslog writes a tab as "#011" (its escape of control characters): a
 	// Go stack frame's indentation arrives as "#011runtime/proc.go:283".
 	{quick: prefix(syslogTab), match: matchSyslogTabs, apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
@@ -288,6 +305,21 @@ var peelers = []peeler{
 	// make the line a continuation.
 	{quick: func(l string) bool { return len(l) > 8 && l[0] == ' ' }, match: matchIndentedHeader,
 		apply: func(m []string, _ map[string]any) (string, bool) { return m[1], true }},
+}
+
+// lemonadePattern is Lemonade's prefix: time with milliseconds, level, source.
+var lemonadePattern = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[(?:Trace|Debug|Info|Warning|Error|Critical)\] \(([\w.-]+)\) (.*)$`)
+
+// shellPromptPattern is a shell prompt: an optional virtualenv or conda
+// name, then bash's "[user@host dir]#" or "user@host:dir$" (the user and
+// host may be cut: ":~/dir$").
+var shellPromptPattern = regexp.MustCompile(`^((?:\([\w.-]+\) )?(?:\[[\w.-]+@[\w.-]+ [^\]]*\]|(?:[\w.-]+@[\w.-]+)?:[~/][^\s$#]*|[\w.-]+@[\w.-]+:[^\s$#]*)[#$]) (\S.*)$`)
+
+// shellPromptQuick: a '$' or '#' in the first 100 bytes after an '@' or ':'.
+func shellPromptQuick(l string) bool {
+	head := l[:min(len(l), 100)]
+	i := strings.IndexAny(head, "$#")
+	return i > 0 && strings.ContainsAny(head[:i], "@:")
 }
 
 // syslogTab is rsyslog's escape of a tab.

@@ -109,6 +109,16 @@ func TestUnwrap(t *testing.T) {
 			`   File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 4062, in run_scheduler_process`, map[string]any{}},
 		{"four spaces are a continuation's", "    " + vllm, "    " + vllm, map[string]any{}},
 		{"a shell's job line is no pid column", "[1]    474256 segmentation fault  ./server -m m.gguf --port", "[1]    474256 segmentation fault  ./server -m m.gguf --port", map[string]any{}},
+		{"lemonade's prefix", "2026-05-17 12:33:05.655 [Info] (Process) llama_context: n_ctx         = 131072", "llama_context: n_ctx         = 131072",
+			map[string]any{attrWrapperTime: "2026-05-17 12:33:05.655", attrProcessTitle: "Process"}},
+		{"a shell prompt before the command", "root@C.10082074:~$ python3 -m sglang.launch_server --port 42069", "python3 -m sglang.launch_server --port 42069",
+			map[string]any{attrShellPrompt: "root@C.10082074:~$"}},
+		{"a conda prompt before the server's first line", "(songdh) [root@localhost server_llm]# WARNING 11-25 10:47:23 config.py:398] Casting torch.bfloat16 to torch.float16.",
+			"WARNING 11-25 10:47:23 config.py:398] Casting torch.bfloat16 to torch.float16.", map[string]any{attrShellPrompt: "(songdh) [root@localhost server_llm]#"}},
+		{"a prompt whose user and host were cut", ":~/Downloads/text-generation-inference$ text-generation-launcher --model-id m", "text-generation-launcher --model-id m",
+			map[string]any{attrShellPrompt: ":~/Downloads/text-generation-inference$"}},
+		{"a pager's ^M", "llm_load_tensors: offloaded 0/33 layers to GPU^M", "llm_load_tensors: offloaded 0/33 layers to GPU", map[string]any{}},
+		{"an e-mail address is no prompt", "user@example.com: sent $5", "user@example.com: sent $5", map[string]any{}},
 		{"a pid column before indented text", "[42027]        eval time =   16112.50 ms", "       eval time =   16112.50 ms", map[string]any{attrProcessPID: int64(42027)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
