@@ -370,15 +370,7 @@ func checkFifthCollectionRules(t *testing.T, ollama, llama *preset) {
 		assert.False(t, llama.continues(l), "llamacpp: %q", l)
 	}
 
-	parses := func(preset, line, event string) *entry.Entry {
-		t.Helper()
-		e := buildPresetPipeline(t, preset).parse(t, line)
-		assert.NotContains(t, e.Attributes, attrParseError, "%s: %q", preset, line)
-		if event != "" {
-			assert.Equal(t, event, e.Attributes[attrEventName], "%s: %q", preset, line)
-		}
-		return e
-	}
+	parses := parsesWith(t)
 	for _, p := range []string{"ollama", "llamacpp"} {
 		parses(p, "ROCm error: invalid device function\n  current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:2366", "ggml.abort")
 		parses(p, "MUSA error: out of memory", "ggml.abort")
@@ -422,15 +414,7 @@ func checkFifthCollectionRules(t *testing.T, ollama, llama *preset) {
 // key message cut by a pager parses; a gdb backtrace or a Go stack whose
 // start is not in the log is a record of its own.
 func checkSixthCollectionRules(t *testing.T) {
-	parses := func(preset, line, event string) *entry.Entry {
-		t.Helper()
-		e := buildPresetPipeline(t, preset).parse(t, line)
-		assert.NotContains(t, e.Attributes, attrParseError, "%s: %q", preset, line)
-		if event != "" {
-			assert.Equal(t, event, e.Attributes[attrEventName], "%s: %q", preset, line)
-		}
-		return e
-	}
+	parses := parsesWith(t)
 	fragment := "  File \"/usr/lib/python3.10/asyncio/events.py\", line 80, in _run\n    self._context.run(self._callback, *self._args)"
 	for _, p := range []string{"vllm", "sglang", "tgi"} {
 		e := parses(p, fragment, "python.exception")
@@ -467,15 +451,7 @@ func checkSixthCollectionRules(t *testing.T) {
 // lines parse with status and latency; a Metal shader compile's
 // diagnostics are a record; a driver's "radv/amdgpu:" line parses.
 func checkSeventhCollectionRules(t *testing.T, llama *preset) {
-	parses := func(preset, line, event string) *entry.Entry {
-		t.Helper()
-		e := buildPresetPipeline(t, preset).parse(t, line)
-		assert.NotContains(t, e.Attributes, attrParseError, "%s: %q", preset, line)
-		if event != "" {
-			assert.Equal(t, event, e.Attributes[attrEventName], "%s: %q", preset, line)
-		}
-		return e
-	}
+	parses := parsesWith(t)
 	for _, p := range []string{"vllm", "sglang", "tgi"} {
 		parses(p, "    return self.model.forward(\n  File \"/opt/x.py\", line 497, in forward\n    hidden_states = self.model(", "python.exception")
 	}
@@ -501,4 +477,18 @@ func checkSeventhCollectionRules(t *testing.T, llama *preset) {
 	}
 	e = parses("llamacpp", "radv/amdgpu: The CS has been cancelled because the context is lost. This context is innocent.", "")
 	assert.Equal(t, "radv/amdgpu", e.Attributes["llamacpp.subsystem"])
+}
+
+// parsesWith returns a check that preset parses line without a parse
+// error, as event when event is set, and gives the record.
+func parsesWith(t *testing.T) func(preset, line, event string) *entry.Entry {
+	return func(preset, line, event string) *entry.Entry {
+		t.Helper()
+		e := buildPresetPipeline(t, preset).parse(t, line)
+		assert.NotContains(t, e.Attributes, attrParseError, "%s: %q", preset, line)
+		if event != "" {
+			assert.Equal(t, event, e.Attributes[attrEventName], "%s: %q", preset, line)
+		}
+		return e
+	}
 }
