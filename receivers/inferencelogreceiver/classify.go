@@ -120,12 +120,23 @@ var (
 	notCommandPattern   = regexp.MustCompile(`^(?:[a-z_][\w.]*: |(?:slot|srv|que) )`)
 )
 
+// launchCommandPattern is a server's launch command, which a paste often
+// shows without a prompt: "CUDA_VISIBLE_DEVICES=2 python -m sglang.launch_server ...",
+// "vllm serve ...", "text-generation-launcher ...", "./llama-server -m ...", "ollama serve".
+var launchCommandPattern = regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?(?:\.\d+)? -m (?:vllm|sglang)[\w.]*|vllm serve|text-generation-launcher|(?:\S*/)?llama-server|(?:\./)?server -m|ollama serve)(?:\s|$)`)
+
 // shellCommand takes the command a paste shows after a shell's prompt (the
-// unwrap step peeled the prompt off) as a record of its own: what was run,
-// with the lines it printed before its logger started folded in.
+// unwrap step peeled the prompt off), or a server's launch command without
+// one, as a record of its own: what was run, with the lines it printed
+// before its logger started folded in.
 func shellCommand(e *entry.Entry, body string) bool {
 	if _, ok := e.Attributes[attrShellPrompt]; !ok {
-		return false
+		if !launchCommandPattern.MatchString(body) {
+			return false
+		}
+		setAttr(e, attrEventName, eventShellCommand)
+		e.Severity = entry.Info
+		return true
 	}
 	if !shellCommandPattern.MatchString(body) || notCommandPattern.MatchString(body) {
 		return false

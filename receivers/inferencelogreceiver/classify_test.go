@@ -111,6 +111,26 @@ func TestShellCommandRecords(t *testing.T) {
 		}
 		e = entry.New()
 		e.Body = line
-		assert.False(t, (&classifyOperator{}).classify(e), "no prompt: %s", line)
+		launch := launchCommandPattern.MatchString(line)
+		assert.Equal(t, want && launch, (&classifyOperator{}).classify(e), "no prompt: %s", line)
+	}
+}
+
+// A server's launch command is a record of its own without a prompt too;
+// other lines are not taken for one.
+func TestLaunchCommandWithoutPrompt(t *testing.T) {
+	for line, want := range map[string]bool{
+		"CUDA_VISIBLE_DEVICES=2 python -m sglang.launch_server --model-path m --port 30000": true,
+		"python3 -m vllm.entrypoints.openai.api_server --model m":                           true,
+		"vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2":                                 true,
+		"./llama-server -m model.gguf -ngl 99":                                              true,
+		"ollama serve":                                                                      true,
+		"python x.py":                                                                       false,
+		"vllm serving requests":                                                             false,
+		"INFO 11-29 17:40:02 [api_server.py:1] vllm serve started":                          false,
+	} {
+		e := entry.New()
+		e.Body = line
+		assert.Equal(t, want, (&classifyOperator{}).classify(e), line)
 	}
 }

@@ -21,11 +21,11 @@ import (
 // fails below it, so a change can only raise it. README.md gives the
 // numbers.
 var realFloor = map[string]float64{
-	"vllm":     0.961,
-	"tgi":      0.990,
-	"sglang":   0.977,
-	"ollama":   0.972,
-	"llamacpp": 0.989,
+	"vllm":     0.963,
+	"tgi":      0.991,
+	"sglang":   0.979,
+	"ollama":   0.976,
+	"llamacpp": 0.990,
 }
 
 // laterExcerpts are, per server, the first and last number of the files
@@ -36,16 +36,16 @@ var realFloor = map[string]float64{
 // logs each one's parsed share on its own (README.md gives it before and
 // after the presets learnt from them).
 var laterExcerpts = map[string][][2]int{
-	"vllm": {{23, 44}, {50, 57}, {58, 66}, {67, 75}, {76, 83}, {84, 90}}, "sglang": {{17, 29}, {30, 35}, {36, 42}, {43, 48}, {49, 54}},
-	"tgi":    {{19, 24}, {25, 34}, {35, 41}, {42, 46}, {47, 51}},
-	"ollama": {{16, 25}, {26, 34}, {35, 46}, {47, 56}, {57, 63}, {64, 70}}, "llamacpp": {{19, 27}, {28, 34}, {35, 41}, {42, 50}, {51, 56}, {57, 63}},
+	"vllm": {{23, 44}, {50, 57}, {58, 66}, {67, 75}, {76, 83}, {84, 90}, {91, 97}}, "sglang": {{17, 29}, {30, 35}, {36, 42}, {43, 48}, {49, 54}, {55, 60}},
+	"tgi":    {{19, 24}, {25, 34}, {35, 41}, {42, 46}, {47, 51}, {52, 56}},
+	"ollama": {{16, 25}, {26, 34}, {35, 46}, {47, 56}, {57, 63}, {64, 70}, {71, 77}}, "llamacpp": {{19, 27}, {28, 34}, {35, 41}, {42, 50}, {51, 56}, {57, 63}, {64, 70}},
 }
 
 // collectionNames name each preset's later collections in order.
 var collectionNames = map[string][]string{
-	"vllm": {"second", "third", "fourth", "fifth", "sixth", "seventh"}, "sglang": {"second", "fourth", "fifth", "sixth", "seventh"},
-	"tgi":    {"second", "fourth", "fifth", "sixth", "seventh"},
-	"ollama": {"second", "third", "fourth", "fifth", "sixth", "seventh"}, "llamacpp": {"second", "third", "fourth", "fifth", "sixth", "seventh"},
+	"vllm": {"second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"}, "sglang": {"second", "fourth", "fifth", "sixth", "seventh", "eighth"},
+	"tgi":    {"second", "fourth", "fifth", "sixth", "seventh", "eighth"},
+	"ollama": {"second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"}, "llamacpp": {"second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"},
 }
 
 // collection is the later collection (1 for the first of laterExcerpts,
@@ -299,6 +299,7 @@ func TestThirdCollectionRules(t *testing.T) {
 	checkFifthCollectionRules(t, ollama, llama)
 	checkSixthCollectionRules(t)
 	checkSeventhCollectionRules(t, llama)
+	checkEighthCollectionRules(t)
 }
 
 // checkFourthCollectionRules: the rules the fourth collection taught. The
@@ -491,4 +492,31 @@ func parsesWith(t *testing.T) func(preset, line, event string) *entry.Entry {
 		}
 		return e
 	}
+}
+
+// checkEighthCollectionRules: the rules the eighth collection (threads taken
+// as they came) taught. SGLang 0.1's "[gpu_id=N]" prefix and its rpyc
+// connection lines, transformers' special-tokens warning, NIXL's logger in
+// vLLM, llama-server --version's "built with" line, the C++ runtime's
+// "libc++abi: terminating", and old llama.cpp's "llama.cpp: " lines in
+// Ollama parse.
+func checkEighthCollectionRules(t *testing.T) {
+	parses := parsesWith(t)
+	e := parses("sglang", "[gpu_id=0] Load weight begin. avail mem=78.27 GB", "")
+	assert.Equal(t, "Load weight begin. avail mem=78.27 GB", e.Body)
+	assert.EqualValues(t, 0, e.Attributes["sglang.gpu_id"])
+	for _, l := range []string{"server started on [0.0.0.0]:10014", "accepted ('127.0.0.1', 55860) with fd 52", "welcome ('127.0.0.1', 55860)"} {
+		parses("sglang", l, "rpyc.connection")
+	}
+	assert.Contains(t, buildPresetPipeline(t, "sglang").parse(t, "server started on port eight").Attributes, attrParseError)
+	for _, p := range []string{"vllm", "sglang"} {
+		parses(p, "Special tokens have been added in the vocabulary, make sure the associated word embeddings are fine-tuned or trained.", "transformers.special_tokens")
+	}
+	e = parses("vllm", "NIXL INFO    _api.py:361 Backend UCX was instantiated", "")
+	assert.Equal(t, "Backend UCX was instantiated", e.Body)
+	assert.Equal(t, entry.Info, e.Severity)
+	parses("llamacpp", "built with cc (Debian 10.2.1-6) 10.2.1 20210110 for x86_64-linux-gnu", "llamacpp.version")
+	parses("llamacpp", "libc++abi: terminating", "ggml.abort")
+	e = parses("ollama", "llama.cpp: loading model from /models/blobs/sha256-1", "")
+	assert.Equal(t, "llama.cpp", e.Attributes["ollama.runner.subsystem"])
 }
